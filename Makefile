@@ -1,0 +1,144 @@
+# perfpy — GNU Makefile
+#
+#   make                 the CLI (build/perfpy) and the module for every CPython 3.8+ found
+#   make PYTHONS="/path/to/python3.10 ..."   only for these interpreters
+#   make demo            profile the bundled example (examples/example.py)
+#   make test            the whole test suite (installs missing test tools first)
+#   make install [PREFIX=/usr/local] [DESTDIR=]   CLI, man page, module for every interpreter
+#   make install PYTHON=/path/to/python           module + startup hook into one interpreter/venv
+#   make asan | ubsan    unit tests and one interpreter's integration tests under sanitizers
+#   make fuzz            libFuzzer runs of every parser (FUZZ_RUNS executions each)
+#   make bench           benchmarks -> docs/PERFORMANCE.md
+
+SHELL := /bin/bash
+BUILD ?= build
+CC ?= gcc
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+SAN_FLAGS ?=
+BASE_CFLAGS := -std=gnu11 -g -O2 -fPIC -fno-omit-frame-pointer -fcf-protection \
+               -D_GNU_SOURCE -Iinclude $(WARN) $(SAN_FLAGS)
+CFLAGS ?=
+ALL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
+LDFLAGS ?=
+LDLIBS := -lpthread -lz -lm
+
+ENGINE_SRCS := $(wildcard src/engine/*.c) $(wildcard src/engine/*.S)
+ENGINE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(ENGINE_SRCS))
+CLI_SRCS := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+CLI_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(CLI_SRCS))
+EXT_SRCS := $(wildcard src/python/*.c)
+EXT_HDRS := $(wildcard src/python/*.h)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_OBJS := $(patsubst tests/%,$(BUILD)/obj/tests/%.o,$(UNIT_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_REPLAY := $(patsubst tests/fuzz/fuzz_%.c,$(BUILD)/fuzz-replay-%,$(FUZZ_SRCS))
+HDRS := $(wildcard include/perfpy/*.h src/engine/*.h src/cli/*.h)
+
+ENGINE_LIB := $(BUILD)/libperfpy_engine.a
+CLI_LIB := $(BUILD)/libperfpy_cli.a
+CLI := $(BUILD)/perfpy
+LIBDIR := $(BUILD)/lib
+
+.PHONY: all clean demo test unit deps install uninstall asan ubsan fuzz bench fuzz-replay FORCE
+all: $(CLI) modules
+
+# ---- engine and CLI ------------------------------------------------------
+$(BUILD)/obj/%.c.o: src/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc/engine -c $< -o $@
+
+$(BUILD)/obj/%.S.o: src/%.S
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(ENGINE_LIB): $(ENGINE_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(CLI_LIB): $(CLI_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(ENGINE_LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# ---- the module, once per interpreter ------------------------------------
+# build/pythons.mk lists one module per EXT_SUFFIX (scripts/find-pythons).
+$(BUILD)/pythons.txt: FORCE
+	@mkdir -p $(BUILD)
+	@PYTHONS="$(PYTHONS)" scripts/find-pythons > $@.new
+	@if [ ! -s $@.new ]; then echo "note: no CPython 3.8+ with headers found; building the CLI only" >&2; fi
+	@cmp -s $@.new $@ 2>/dev/null && rm -f $@.new || mv $@.new $@
+
+$(BUILD)/pythons.mk: $(BUILD)/pythons.txt scripts/pythons-mk
+	@scripts/pythons-mk $(BUILD) < $< > $@
+
+-include $(BUILD)/pythons.mk
+
+modules: $(PY_MODULES) $(LIBDIR)/sitecustomize.py
+
+$(LIBDIR)/perfpy.%.so: $(EXT_SRCS) $(EXT_HDRS) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc/python $(PY_INC) -shared -o $@ $(EXT_SRCS) $(ENGINE_LIB) -lpthread
+
+$(LIBDIR)/sitecustomize.py: src/python/sitecustomize.py
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+# ---- tests ---------------------------------------------------------------
+$(BUILD)/obj/tests/%.c.o: tests/%.c $(HDRS) tests/unit/test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc/engine -Isrc/cli -Itests/unit -c $< -o $@
+
+$(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(ENGINE_LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(CLI_LIB) $(ENGINE_LIB)
+	$(CC) $(ALL_CFLAGS) -Isrc/engine -Isrc/cli $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+unit: $(BUILD)/unit-tests
+	$(BUILD)/unit-tests
+
+fuzz-replay: $(FUZZ_REPLAY)
+
+deps:
+	@scripts/deps.sh
+
+test: deps all $(BUILD)/unit-tests $(FUZZ_REPLAY)
+	@tests/run-all $(BUILD)
+
+demo: deps all
+	@scripts/demo $(BUILD)
+
+# ---- sanitizers and fuzzing ----------------------------------------------
+asan:
+	$(MAKE) BUILD=build-asan SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
+	    PYTHONS="$(firstword $(shell PYTHONS= scripts/find-pythons 2>/dev/null | awk '{print $$1}' | tail -1))" \
+	    all build-asan/unit-tests fuzz-replay
+	tests/run-all build-asan --sanitizer address
+
+ubsan:
+	$(MAKE) BUILD=build-ubsan SAN_FLAGS="-fsanitize=undefined -fno-sanitize-recover=all" \
+	    PYTHONS="$(firstword $(shell PYTHONS= scripts/find-pythons 2>/dev/null | awk '{print $$1}' | tail -1))" \
+	    all build-ubsan/unit-tests fuzz-replay
+	tests/run-all build-ubsan --sanitizer undefined
+
+FUZZ_RUNS ?= 10000000
+fuzz:
+	@scripts/fuzz $(FUZZ_RUNS)
+
+bench: all
+	@bench/run
+
+# ---- install -------------------------------------------------------------
+install: all
+	@scripts/install "$(DESTDIR)" "$(PREFIX)" "$(PYTHON)" "$(BUILD)"
+
+uninstall:
+	@scripts/install --uninstall "$(DESTDIR)" "$(PREFIX)" "$(PYTHON)" "$(BUILD)"
+
+clean:
+	rm -rf build build-asan build-ubsan build-fuzz
+
+FORCE:

@@ -1,0 +1,33 @@
+#!/bin/bash
+# Installs what perfpy's build, demo and tests need on a fresh Debian 12
+# machine, and nothing that is already there. Run by `make demo` and
+# `make test`; safe to run again (it only checks when all is present).
+#
+#   build:  gcc make zlib1g-dev, CPython headers (pyenv's, or python3-dev)
+#   run:    linux-perf (perf)
+#   tests:  python3 (the test driver)
+set -u
+
+need_debs=()
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+have_deb() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
+
+have_cmd gcc || need_debs+=(gcc)
+have_cmd make || need_debs+=(make)
+have_cmd perf || need_debs+=(linux-perf)
+[ -x /usr/bin/python3 ] || need_debs+=(python3)
+have_deb zlib1g-dev || [ -f /usr/include/zlib.h ] || need_debs+=(zlib1g-dev)
+
+if [ ${#need_debs[@]} -gt 0 ]; then
+    if [ "$(id -u)" != 0 ]; then
+        echo "perfpy needs these Debian packages: ${need_debs[*]}" >&2
+        echo "install them with: sudo apt-get install -y ${need_debs[*]}" >&2
+        exit 1
+    fi
+    echo "installing: ${need_debs[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq || { echo "apt-get update failed" >&2; exit 1; }
+    apt-get install -y -qq --no-install-recommends "${need_debs[@]}" >/dev/null ||
+        { echo "apt-get install ${need_debs[*]} failed" >&2; exit 1; }
+fi
+exit 0

@@ -1,0 +1,53 @@
+/*
+ * Shared by the perfpy command's files: the subcommand table's row type and
+ * small helpers every subcommand uses (usage errors, the module directory,
+ * the child environment, a checked close of stdout).
+ *
+ * Exit codes: 0 success, 1 failure, 2 usage error; `run` and `record` pass
+ * the profiled program's own status on.
+ */
+#ifndef PERFPY_CLI_H
+#define PERFPY_CLI_H
+
+#include <stddef.h>
+
+#define PP_EXIT_OK 0
+#define PP_EXIT_FAIL 1
+#define PP_EXIT_USAGE 2
+
+typedef int (*pp_cmd_fn)(int argc, char **argv);
+
+typedef struct pp_command {
+    const char *name;
+    pp_cmd_fn run;
+    const char *summary;    /* one line for `perfpy --help` */
+} pp_command;
+
+/* Subcommands, one file each. */
+int pp_cmd_run(int argc, char **argv);
+int pp_cmd_record(int argc, char **argv);
+int pp_cmd_report(int argc, char **argv);
+int pp_cmd_jitdump(int argc, char **argv);
+int pp_cmd_doctor(int argc, char **argv);
+
+/* "perfpy CMD: MESSAGE\nTry 'perfpy CMD --help'." on stderr; returns 2. */
+int pp_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* "perfpy: MESSAGE" on stderr; returns 1. */
+int pp_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The directory holding sitecustomize.py and the module builds:
+ * $PERFPY_LIBDIR, <exe dir>/lib (build tree), <exe dir>/../lib/perfpy
+ * (installed). 0, or -1 after printing what was searched. */
+int pp_find_libdir(char *buf, size_t cap);
+
+/* Sets up this process's environment for a Python child with the engine in
+ * mode ("perf" or "jit"): PERFPY, PYTHONPATH (libdir first), and removes
+ * CPython's own switches so that one engine runs, not two. */
+int pp_prepare_child_env(const char *libdir, const char *mode);
+
+/* fflush + ferror + fclose of stdout: a full disk is an error, not a
+ * truncated report. Returns 0 or 1 (after saying why). */
+int pp_close_stdout(void);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * perfpy run [--mode perf|jit] -- PROGRAM [ARGS...]
+ *
+ * Runs a Python program with perfpy's engine on, without perf and without
+ * installing anything: the program's environment gets PERFPY=<mode> and
+ * perfpy's module directory first on PYTHONPATH, whose sitecustomize.py
+ * switches the engine on in every Python process that starts (children
+ * included). perfpy then replaces itself with the program (exec), so the
+ * program's exit status and signals are its own.
+ *
+ *   perf record -F 999 --call-graph dwarf -- perfpy run -- python app.py
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: perfpy run [--mode perf|jit] [--] PROGRAM [ARGS...]\n"
+            "\n"
+            "Run a Python program with perfpy's engine active, so that perf (run\n"
+            "around it) sees Python functions by name. Nothing is installed: the\n"
+            "program and every Python process it starts load perfpy through\n"
+            "PYTHONPATH. Inside the program, `import perfpy` gives the API to\n"
+            "toggle the engine. The exit status is the program's.\n"
+            "\n"
+            "options:\n"
+            "  -m, --mode perf|jit  perf: /tmp/perf-<pid>.map, names only; needs\n"
+            "                       frame pointers for whole stacks (default: perf)\n"
+            "                       jit: a jitdump with DWARF unwinding data for\n"
+            "                       `perf inject --jit`: whole stacks without frame\n"
+            "                       pointers (record with -k 1 --call-graph dwarf)\n"
+            "  -h, --help           this help\n"
+            "\n"
+            "environment:\n"
+            "  PERFPY_JITDUMP_DIR   directory for jit-<pid>.dump (default /tmp)\n"
+            "\n"
+            "example:\n"
+            "  perf record -F 999 --call-graph dwarf -- perfpy run -- python app.py\n"
+            "  perf report\n");
+}
+
+static const char *mode_env(const char *mode)
+{
+    if (strcmp(mode, "perf") == 0 || strcmp(mode, "map") == 0)
+        return "perf";
+    if (strcmp(mode, "jit") == 0 || strcmp(mode, "perf_jit") == 0)
+        return "jit";
+    return NULL;
+}
+
+int pp_cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"mode", required_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *mode = "perf";
+    char libdir[PATH_MAX];
+    int c, rc;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+m:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            mode = mode_env(optarg);
+            if (!mode)
+                return pp_usage_error("run", "--mode must be perf or jit, not '%s'",
+                                      optarg);
+            break;
+        case 'h':
+            help(stdout);
+            return pp_close_stdout();
+        case ':':
+            return pp_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return pp_usage_error("run", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return pp_usage_error("run", "no program given (perfpy run -- python app.py)");
+    if (pp_find_libdir(libdir, sizeof(libdir)) < 0)
+        return PP_EXIT_FAIL;
+    rc = pp_prepare_child_env(libdir, mode);
+    if (rc < 0)
+        return pp_fail("cannot set up the environment: %s", strerror(-rc));
+    fflush(NULL);
+    execvp(argv[optind], argv + optind);
+    return pp_fail("cannot run '%s': %s%s", argv[optind], strerror(errno),
+                   errno == ENOENT ? " (is it installed and on PATH?)" : "");
+}

@@ -1,0 +1,60 @@
+/*
+ * perfpy: the command. A table of subcommands, one file each.
+ *
+ *   perfpy run     [--mode perf|jit] -- python app.py ...
+ */
+#include "cli.h"
+#include "perfpy/engine.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const pp_command commands[] = {
+    {"run", pp_cmd_run, "run a Python program with the engine active (no perf)"},
+};
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: perfpy <command> [options] [-- program args...]\n"
+            "\n"
+            "Python functions, C extensions and the kernel in one perf profile,\n"
+            "on every CPython from 3.8.\n"
+            "\n"
+            "commands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(out, "  %-8s  %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\n"
+            "options:\n"
+            "  -h, --help     this help; `perfpy <command> --help` for a command\n"
+            "  -V, --version  print the version\n"
+            "\n"
+            "example:\n"
+            "  perf record -F 999 --call-graph dwarf -- perfpy run -- python app.py\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : NULL;
+
+    if (!cmd) {
+        help(stderr);
+        return PP_EXIT_USAGE;
+    }
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
+        strcmp(cmd, "help") == 0) {
+        help(stdout);
+        return pp_close_stdout();
+    }
+    if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("perfpy %s\n", PERFPY_VERSION);
+        return pp_close_stdout();
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "perfpy: unknown command '%s'\n", cmd);
+    fprintf(stderr, "Try 'perfpy --help' for the list of commands.\n");
+    return PP_EXIT_USAGE;
+}

@@ -1,0 +1,125 @@
+/*
+ * Helpers shared by the subcommands: messages, the module directory, the
+ * child's environment and a checked close of stdout.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int pp_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "perfpy %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'perfpy %s --help'.\n", cmd);
+    return PP_EXIT_USAGE;
+}
+
+int pp_fail(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "perfpy: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return PP_EXIT_FAIL;
+}
+
+static int has_startup_hook(const char *dir)
+{
+    char path[PATH_MAX];
+    struct stat st;
+
+    if (snprintf(path, sizeof(path), "%s/sitecustomize.py", dir) >= (int)sizeof(path))
+        return 0;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int pp_find_libdir(char *buf, size_t cap)
+{
+    const char *env = getenv("PERFPY_LIBDIR");
+    char exe[PATH_MAX], tried[2][PATH_MAX];
+    ssize_t n;
+    char *slash;
+
+    if (env && *env) {
+        if (!has_startup_hook(env))
+            return pp_fail("PERFPY_LIBDIR=%s has no sitecustomize.py; unset it "
+                           "or point it at perfpy's lib directory", env) ? -1 : -1;
+        snprintf(buf, cap, "%s", env);
+        return 0;
+    }
+    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n < 0)
+        return pp_fail("cannot read /proc/self/exe: %s", strerror(errno)) ? -1 : -1;
+    exe[n] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(tried[0], sizeof(tried[0]), "%s/lib", exe);
+    snprintf(tried[1], sizeof(tried[1]), "%s/../lib/perfpy", exe);
+    for (int i = 0; i < 2; i++) {
+        if (has_startup_hook(tried[i])) {
+            if (!realpath(tried[i], buf) || strlen(buf) >= cap)
+                snprintf(buf, cap, "%s", tried[i]);
+            return 0;
+        }
+    }
+    pp_fail("cannot find perfpy's module directory (looked in %s and %s); "
+            "run `make` in the source tree or `make install`, or set PERFPY_LIBDIR",
+            tried[0], tried[1]);
+    return -1;
+}
+
+int pp_prepare_child_env(const char *libdir, const char *mode)
+{
+    const char *old = getenv("PYTHONPATH");
+    size_t need = strlen(libdir) + (old ? strlen(old) + 1 : 0) + 1;
+    char *path = malloc(need);
+    int rc;
+
+    if (!path)
+        return -ENOMEM;
+    if (old && *old)
+        snprintf(path, need, "%s:%s", libdir, old);
+    else
+        snprintf(path, need, "%s", libdir);
+    rc = setenv("PYTHONPATH", path, 1);
+    free(path);
+    if (rc == 0)
+        rc = setenv("PERFPY", mode, 1);
+    if (rc == 0)
+        rc = unsetenv("PYTHONPERFSUPPORT");
+    if (rc == 0)
+        rc = unsetenv("PYTHON_PERF_JIT_SUPPORT");
+    return rc == 0 ? 0 : -errno;
+}
+
+int pp_close_stdout(void)
+{
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int err = errno;
+
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (bad) {
+        fprintf(stderr, "perfpy: cannot write to standard output: %s\n",
+                strerror(err));
+        return PP_EXIT_FAIL;
+    }
+    return PP_EXIT_OK;
+}

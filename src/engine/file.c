@@ -1,0 +1,102 @@
+/*
+ * Files the engine creates in shared directories (/tmp): opened so that a
+ * planted symlink or another user's file is refused, never followed, and
+ * written with loops that report a full disk instead of losing bytes.
+ */
+#include "internal.h"
+#include "perfpy/engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+int pp__open_private(const char *path, int flags)
+{
+    struct stat st;
+    /* O_NONBLOCK: a FIFO planted at the path must not block the open. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+                        O_NONBLOCK | (flags & O_APPEND), 0600);
+
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) != 0 || fcntl(fd, F_SETFL, flags & O_APPEND) != 0) {
+        int err = -errno;
+        close(fd);
+        return err;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        close(fd);
+        return -EPERM;
+    }
+    if ((flags & O_TRUNC) && ftruncate(fd, 0) != 0) {
+        int err = -errno;
+        close(fd);
+        return err;
+    }
+    return fd;
+}
+
+int pp__write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (n == 0)
+            return -EIO;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int pp__copy_prefix(const char *src_path, int fd, uint64_t len)
+{
+    char buf[8192];
+    int rc = 0;
+    int src = open(src_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (src < 0)
+        return -errno;
+    while (len > 0) {
+        size_t want = len < sizeof(buf) ? (size_t)len : sizeof(buf);
+        ssize_t n = read(src, buf, want);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = -errno;
+            break;
+        }
+        if (n == 0) {
+            rc = -EIO;   /* the parent's file is shorter than it wrote */
+            break;
+        }
+        rc = pp__write_all(fd, buf, (size_t)n);
+        if (rc < 0)
+            break;
+        len -= (uint64_t)n;
+    }
+    close(src);
+    return rc;
+}
+
+pid_t pp__gettid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+uint64_t pp_monotonic_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,47 @@
+/*
+ * Declarations shared by the binding's files (cross-file internals: pp__*).
+ *   hook.c    the frame-evaluation hook, the code -> trampoline cache, and
+ *             activation (install, chain, take over, fork)
+ *   names.c   qualified names on versions without co_qualname
+ *   module.c  the Python-facing functions; the only place raising exceptions
+ */
+#ifndef PERFPY_BINDING_H
+#define PERFPY_BINDING_H
+
+#include "compat.h"
+#include "perfpy/engine.h"
+
+/* names.c */
+int pp__is_pending_name(void *extra);
+const char *pp__pending_name(void *extra);      /* NULL if not a name */
+void pp__free_extra(void *extra);               /* the code-extra freefunc */
+void pp__name_children(PyObject *code, const char *qualname, Py_ssize_t index);
+int pp__name_existing_functions(Py_ssize_t index);   /* -1 with an exception */
+
+/* hook.c: 0 on success, else -1 with *why set to a static or formatted
+ * message (module.c turns it into an exception). */
+enum pp_why {
+    PP_OK = 0,
+    PP_ERR_OTHER_INTERPRETER,
+    PP_ERR_BACKEND_IN_USE,
+    PP_ERR_EXTRA_INDEX,
+    PP_ERR_ENGINE_OPEN,
+    PP_ERR_PYTHON,          /* a Python exception is set */
+};
+typedef struct pp_activation_error {
+    enum pp_why why;
+    int err;                 /* negative errno for PP_ERR_ENGINE_OPEN */
+    char message[512];
+} pp_activation_error;
+
+int pp__activate(const pp_backend_ops *ops, pp_activation_error *e);
+void pp__deactivate(void);
+int pp__is_active(void);
+const char *pp__backend_in_use(void);   /* NULL before the first activation */
+void pp__after_fork_child(void);
+/* How many trampolines exist, and the extra index (for tests). */
+size_t pp__trampolines(void);
+Py_ssize_t pp__extra_index(void);
+double pp__bytes_per_trampoline(void);
+
+#endif

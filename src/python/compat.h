@@ -1,0 +1,245 @@
+/*
+ * Everything perfpy knows about CPython versions, and the only file that
+ * tests PY_VERSION_HEX. The rest of the binding calls the small functions
+ * below, named for what they do.
+ *
+ *   version      eval-frame function                     code object of a frame
+ *   3.8          (PyFrameObject*, int)   interp->eval_frame   f->f_code
+ *   3.9, 3.10    (tstate, PyFrameObject*, int)  _PyInterpreterState_SetEvalFrameFunc
+ *   3.11, 3.12   (tstate, _PyInterpreterFrame*, int)      f->f_code
+ *   3.13         (tstate, _PyInterpreterFrame*, int)      f->f_executable
+ *
+ *   co_qualname exists from 3.11; before that names.c rebuilds it.
+ *   CPython itself handles -X perf from 3.12 and -X perf_jit from 3.13.
+ *
+ * Internal headers (frame and interpreter layouts) are needed for the frame's
+ * code object and, on 3.8, for the eval_frame field; they are stable within
+ * a minor version, which is the unit perfpy builds for.
+ */
+#ifndef PERFPY_COMPAT_H
+#define PERFPY_COMPAT_H
+
+#define PY_SSIZE_T_CLEAN
+#ifndef Py_BUILD_CORE_MODULE
+#define Py_BUILD_CORE_MODULE 1
+#endif
+#include <Python.h>
+#include <frameobject.h>
+#include <opcode.h>
+
+#if PY_VERSION_HEX < 0x03080000
+#error "perfpy needs CPython 3.8 or newer"
+#endif
+#ifdef Py_GIL_DISABLED
+#error "perfpy does not support free-threaded CPython builds yet"
+#endif
+
+#if PY_VERSION_HEX < 0x03090000
+#include <internal/pycore_pystate.h>
+#endif
+#if PY_VERSION_HEX >= 0x030B0000
+#include <internal/pycore_frame.h>
+#endif
+
+/* ---- the frame-evaluation hook ------------------------------------------ */
+
+typedef _PyFrameEvalFunction pp_evaluator;
+
+#if PY_VERSION_HEX < 0x03090000
+typedef PyFrameObject pp_frame;
+#define PP_EVAL_PARAMS PyFrameObject *frame, int throwflag
+#define PP_EVAL_CALL(ev) ((ev)(frame, throwflag))
+typedef PyObject *(*pp_tramp_call)(PyFrameObject *, int, void *, pp_evaluator);
+#define PP_TRAMP_CALL(t, ev) (((pp_tramp_call)(uintptr_t)(t))(frame, throwflag, NULL, (ev)))
+#elif PY_VERSION_HEX < 0x030B0000
+typedef PyFrameObject pp_frame;
+#define PP_EVAL_PARAMS PyThreadState *tstate, PyFrameObject *frame, int throwflag
+#define PP_EVAL_CALL(ev) ((ev)(tstate, frame, throwflag))
+typedef PyObject *(*pp_tramp_call)(PyThreadState *, PyFrameObject *, int,
+                                   pp_evaluator);
+#define PP_TRAMP_CALL(t, ev) (((pp_tramp_call)(uintptr_t)(t))(tstate, frame, throwflag, (ev)))
+#else
+typedef struct _PyInterpreterFrame pp_frame;
+#define PP_EVAL_PARAMS PyThreadState *tstate, struct _PyInterpreterFrame *frame, int throwflag
+#define PP_EVAL_CALL(ev) ((ev)(tstate, frame, throwflag))
+typedef PyObject *(*pp_tramp_call)(PyThreadState *, struct _PyInterpreterFrame *,
+                                   int, pp_evaluator);
+#define PP_TRAMP_CALL(t, ev) (((pp_tramp_call)(uintptr_t)(t))(tstate, frame, throwflag, (ev)))
+#endif
+
+/* The code object a frame runs (borrowed), or NULL. */
+static inline PyObject *pp_frame_code(pp_frame *frame)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return frame->f_executable;
+#else
+    return (PyObject *)frame->f_code;
+#endif
+}
+
+static inline pp_evaluator pp_default_evaluator(void)
+{
+    return _PyEval_EvalFrameDefault;
+}
+
+static inline pp_evaluator pp_get_evaluator(PyInterpreterState *interp)
+{
+#if PY_VERSION_HEX < 0x03090000
+    return interp->eval_frame ? interp->eval_frame : _PyEval_EvalFrameDefault;
+#else
+    return _PyInterpreterState_GetEvalFrameFunc(interp);
+#endif
+}
+
+static inline void pp_set_evaluator(PyInterpreterState *interp, pp_evaluator ev)
+{
+#if PY_VERSION_HEX < 0x03090000
+    interp->eval_frame = ev;
+#else
+    _PyInterpreterState_SetEvalFrameFunc(interp, ev);
+#endif
+}
+
+/* ---- code objects -------------------------------------------------------- */
+
+static inline Py_ssize_t pp_request_code_extra_index(freefunc f)
+{
+    return _PyEval_RequestCodeExtraIndex(f);
+}
+
+/* The slot's value, or NULL when unset (never raises for a code object). */
+static inline void *pp_code_extra(PyObject *code, Py_ssize_t index)
+{
+    void *extra = NULL;
+
+    if (_PyCode_GetExtra(code, index, &extra) < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return extra;
+}
+
+static inline int pp_code_set_extra(PyObject *code, Py_ssize_t index, void *value)
+{
+    return _PyCode_SetExtra(code, index, value);
+}
+
+/* Whether code objects carry co_qualname (3.11+). */
+static inline int pp_have_co_qualname(void)
+{
+    return PY_VERSION_HEX >= 0x030B0000;
+}
+
+/* co_qualname (borrowed), or NULL where code objects have none (< 3.11). */
+static inline PyObject *pp_code_qualname(PyObject *code)
+{
+#if PY_VERSION_HEX >= 0x030B0000
+    return ((PyCodeObject *)code)->co_qualname;
+#else
+    (void)code;
+    return NULL;
+#endif
+}
+
+static inline PyObject *pp_code_name(PyObject *code)
+{
+    return ((PyCodeObject *)code)->co_name;
+}
+
+static inline PyObject *pp_code_filename(PyObject *code)
+{
+    return ((PyCodeObject *)code)->co_filename;
+}
+
+static inline int pp_code_firstlineno(PyObject *code)
+{
+    return ((PyCodeObject *)code)->co_firstlineno;
+}
+
+static inline PyObject *pp_code_consts(PyObject *code)
+{
+    return ((PyCodeObject *)code)->co_consts;
+}
+
+/* Whether the code runs in a function scope (function, lambda, comprehension,
+ * generator) rather than a module or class body. */
+static inline int pp_code_is_function_scope(PyObject *code)
+{
+    return (((PyCodeObject *)code)->co_flags & CO_NEWLOCALS) != 0;
+}
+
+/* Whether the code's bytecode stores `name` with STORE_GLOBAL (a `global`
+ * declaration), which makes a nested def's qualname just its name. Only
+ * needed, and only implemented, where names.c rebuilds qualnames (< 3.11,
+ * two-byte wordcode). */
+static inline int pp_code_stores_global(PyObject *code, PyObject *name)
+{
+#if PY_VERSION_HEX < 0x030B0000
+    PyCodeObject *co = (PyCodeObject *)code;
+    const unsigned char *bc = (const unsigned char *)PyBytes_AS_STRING(co->co_code);
+    Py_ssize_t n = PyBytes_GET_SIZE(co->co_code);
+    unsigned long ext = 0;
+
+    for (Py_ssize_t i = 0; i + 1 < n; i += 2) {
+        unsigned long arg = ext | bc[i + 1];
+        ext = 0;
+        if (bc[i] == EXTENDED_ARG) {
+            ext = arg << 8;
+        } else if (bc[i] == STORE_GLOBAL &&
+                   (Py_ssize_t)arg < PyTuple_GET_SIZE(co->co_names) &&
+                   PyUnicode_Compare(PyTuple_GET_ITEM(co->co_names, arg), name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+#else
+    (void)code;
+    (void)name;
+    return 0;
+#endif
+}
+
+/* ---- exceptions around the hook's slow path ------------------------------ */
+
+typedef struct pp_saved_error {
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc;
+#else
+    PyObject *type, *value, *tb;
+#endif
+} pp_saved_error;
+
+static inline void pp_error_save(pp_saved_error *s)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    s->exc = PyErr_GetRaisedException();
+#else
+    PyErr_Fetch(&s->type, &s->value, &s->tb);
+#endif
+}
+
+static inline void pp_error_restore(pp_saved_error *s)
+{
+    PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(s->exc);
+#else
+    PyErr_Restore(s->type, s->value, s->tb);
+#endif
+}
+
+/* ---- CPython's own perf support ------------------------------------------ */
+
+/* Whether this CPython handles the switch itself: "perf" (-X perf,
+ * PYTHONPERFSUPPORT) from 3.12, "perf_jit" (-X perf_jit,
+ * PYTHON_PERF_JIT_SUPPORT) from 3.13. */
+static inline int pp_cpython_handles(const char *backend)
+{
+    if (strcmp(backend, "perf") == 0)
+        return PY_VERSION_HEX >= 0x030C0000;
+    if (strcmp(backend, "perf_jit") == 0)
+        return PY_VERSION_HEX >= 0x030D0000;
+    return 0;
+}
+
+#endif /* PERFPY_COMPAT_H */

@@ -1,0 +1,296 @@
+/*
+ * The frame-evaluation hook (PEP 523) and the code -> trampoline cache.
+ *
+ * CPython evaluates every Python frame through interp->eval_frame. perfpy
+ * installs pp_eval there; for each frame it finds the trampoline of the
+ * frame's code object (made on the code's first call, cached in a code-extra
+ * slot) and calls the real evaluator through it:
+ *
+ *   caller's C stack                      after perfpy
+ *   _PyEval_EvalFrameDefault (caller)     _PyEval_EvalFrameDefault (caller)
+ *   _PyEval_Vector                        _PyEval_Vector
+ *   _PyEval_EvalFrameDefault (callee)     pp_eval            (may be a tail call)
+ *                                         py::callee:app.py  (trampoline)
+ *                                         _PyEval_EvalFrameDefault (callee)
+ *
+ * The evaluator the trampoline calls is whatever was installed before perfpy
+ * (a debugger's hook, say), so other tools keep working: perfpy chains.
+ *
+ * Rules kept here:
+ * - one code-extra index for the life of the process (CPython allows ~254);
+ * - one engine (one arena) for the life of the process: toggling is a flag;
+ * - a failure inside the hook never breaks the program: it falls back to the
+ *   plain evaluator, turns perfpy off, and says so once on stderr;
+ * - everything runs under the GIL; the engine locks for itself as well.
+ */
+#include "binding.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct {
+    pp_engine *engine;
+    const pp_backend_ops *ops;
+    PyInterpreterState *interp;   /* the one interpreter perfpy serves */
+    Py_ssize_t extra;             /* code-extra index, -1 until needed */
+    pp_evaluator prev;            /* what trampolines call */
+    int active;
+    int failed;                   /* a failure turned perfpy off for good */
+} S = { .extra = -1 };
+
+static PyObject *pp_eval(PP_EVAL_PARAMS);
+
+/* Turns perfpy off after a failure inside the hook; says so once. */
+static void fail_once(const char *what, int err)
+{
+    if (!S.failed)
+        fprintf(stderr, "perfpy: %s: %s; Python functions are no longer "
+                "named for perf from here on (the program continues)\n",
+                what, strerror(err > 0 ? err : -err));
+    S.failed = 1;
+    pp__deactivate();
+}
+
+/* UTF-8 of a str, never failing: unencodable characters (lone surrogates
+ * from undecodable file names) are escaped. Returns a new bytes object. */
+static PyObject *utf8_of(PyObject *s)
+{
+    if (!s || !PyUnicode_Check(s))
+        return PyBytes_FromString("?");
+    return PyUnicode_AsEncodedString(s, "utf-8", "backslashreplace");
+}
+
+static pp_trampoline_fn create(PyObject *code, void *extra)
+{
+    pp_trampoline_fn fn = NULL;
+    PyObject *qual = NULL, *file = NULL;
+    const char *pending = pp__pending_name(extra);
+    pp_symbol sym;
+    int rc;
+
+    if (pending) {
+        qual = PyBytes_FromString(pending);
+    } else {
+        PyObject *q = pp_code_qualname(code);
+        qual = utf8_of(q ? q : pp_code_name(code));
+    }
+    file = utf8_of(pp_code_filename(code));
+    if (!qual || !file) {
+        fail_once("cannot encode a function's name", ENOMEM);
+        goto out;
+    }
+    memset(&sym, 0, sizeof(sym));
+    sym.qualname = PyBytes_AS_STRING(qual);
+    sym.filename = PyBytes_AS_STRING(file);
+    sym.firstlineno = pp_code_firstlineno(code);
+    pp__name_children(code, sym.qualname, S.extra);
+    rc = pp_engine_register(S.engine, &sym, &fn);
+    if (rc < 0) {
+        fn = NULL;
+        fail_once("cannot register a trampoline", rc);
+        goto out;
+    }
+    /* Replacing the slot's value frees a pending name (CPython calls our
+     * freefunc on the old value). On failure the trampoline is registered
+     * but not cached: it runs now and another is made next time. */
+    if (pp_code_set_extra(code, S.extra, (void *)(uintptr_t)fn) < 0)
+        PyErr_Clear();
+out:
+    Py_XDECREF(qual);
+    Py_XDECREF(file);
+    return fn;
+}
+
+/* The slow path, out of line: it may touch Python APIs, so whatever
+ * exception the frame is being evaluated with is kept aside. */
+static __attribute__((noinline)) pp_trampoline_fn
+slow_path(PyObject *code, void *extra)
+{
+    pp_saved_error saved;
+    pp_trampoline_fn fn;
+
+    pp_error_save(&saved);
+    fn = create(code, extra);
+    pp_error_restore(&saved);
+    return fn;
+}
+
+static PyObject *pp_eval(PP_EVAL_PARAMS)
+{
+    pp_evaluator prev = S.prev;
+
+    if (S.active) {
+        PyObject *code = pp_frame_code(frame);
+        if (code && PyCode_Check(code)) {
+            void *extra = pp_code_extra(code, S.extra);
+            pp_trampoline_fn fn = (pp_trampoline_fn)(uintptr_t)extra;
+            if (!extra || pp__is_pending_name(extra))
+                fn = slow_path(code, extra);
+            if (fn)
+                return PP_TRAMP_CALL(fn, prev);
+        }
+    }
+    return PP_EVAL_CALL(prev);
+}
+
+/* ---- activation ----------------------------------------------------------- */
+
+static int error(pp_activation_error *e, enum pp_why why, int err,
+                 const char *fmt, const char *arg)
+{
+    e->why = why;
+    e->err = err;
+    snprintf(e->message, sizeof(e->message), fmt, arg ? arg : "",
+             err ? strerror(-err) : "");
+    return -1;
+}
+
+static int open_engine(const pp_backend_ops *ops, pp_activation_error *e)
+{
+    pp_engine_config cfg;
+    const char *dir = getenv("PERFPY_JITDUMP_DIR");
+    const char *lines = getenv("PERFPY_LINES_DIR");
+    char where[600];
+    int rc;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.backend = ops;
+    cfg.dir = dir && *dir ? dir : NULL;
+    cfg.lines_dir = lines && *lines ? lines : NULL;
+    rc = pp_engine_open(&S.engine, &cfg);
+    if (rc == 0)
+        return 0;
+    if (ops == &pp_perfmap_ops)
+        snprintf(where, sizeof(where), "/tmp/perf-%d.map", (int)getpid());
+    else
+        snprintf(where, sizeof(where), "%s/jit-%d.dump",
+                 cfg.dir ? cfg.dir : "/tmp", (int)getpid());
+    if (cfg.lines_dir)
+        snprintf(where + strlen(where), sizeof(where) - strlen(where),
+                 " (or %s/perfpy-%d.lines)", cfg.lines_dir, (int)getpid());
+    return error(e, PP_ERR_ENGINE_OPEN, rc,
+                 "cannot create %s: %s (check that the directory exists and "
+                 "is writable, and that no other user's file or symlink "
+                 "sits at that path)", where);
+}
+
+/* On 3.12+, CPython's own trampoline may be on (-X perf): switch it off so
+ * there is one hook, not two. */
+static int take_over_from_cpython(void)
+{
+    PyObject *sys = PyImport_ImportModule("sys");
+    PyObject *r;
+    int active = 0;
+
+    if (!sys)
+        return -1;
+    if (!PyObject_HasAttrString(sys, "is_stack_trampoline_active")) {
+        Py_DECREF(sys);
+        return 0;
+    }
+    r = PyObject_CallMethod(sys, "is_stack_trampoline_active", NULL);
+    if (r) {
+        active = PyObject_IsTrue(r);
+        Py_DECREF(r);
+    }
+    if (r && active == 1) {
+        r = PyObject_CallMethod(sys, "deactivate_stack_trampoline", NULL);
+        Py_XDECREF(r);
+    }
+    Py_DECREF(sys);
+    return r ? 0 : -1;
+}
+
+int pp__activate(const pp_backend_ops *ops, pp_activation_error *e)
+{
+    PyInterpreterState *interp = PyThreadState_Get()->interp;
+    pp_evaluator cur;
+
+    memset(e, 0, sizeof(*e));
+    if (S.interp && S.interp != interp)
+        return error(e, PP_ERR_OTHER_INTERPRETER, 0,
+                     "perfpy is already active in another interpreter of "
+                     "this process; it serves one interpreter%s%s", NULL);
+    if (S.ops && S.ops != ops)
+        return error(e, PP_ERR_BACKEND_IN_USE, 0,
+                     "this process already uses the '%s' backend; perf inject "
+                     "drops perf-map names once a jitdump is injected, so "
+                     "perfpy never mixes the two in one process (choose "
+                     "the mode at start: PERFPY=perf or PERFPY=jit)%s", S.ops->name);
+    if (S.extra < 0) {
+        S.extra = pp_request_code_extra_index(pp__free_extra);
+        if (S.extra < 0) {
+            PyErr_Clear();
+            return error(e, PP_ERR_EXTRA_INDEX, 0,
+                         "no code-extra index left in this interpreter (too "
+                         "many tools use them)%s%s", NULL);
+        }
+        if (pp__name_existing_functions(S.extra) < 0) {
+            e->why = PP_ERR_PYTHON;
+            return -1;
+        }
+    }
+    if (!S.engine && open_engine(ops, e) < 0)
+        return -1;
+    S.ops = ops;
+    S.interp = interp;
+    if (take_over_from_cpython() < 0) {
+        e->why = PP_ERR_PYTHON;
+        return -1;
+    }
+    cur = pp_get_evaluator(interp);
+    if (cur != pp_eval) {
+        S.prev = cur;
+        pp_set_evaluator(interp, pp_eval);
+    }
+    S.failed = 0;
+    S.active = 1;
+    return 0;
+}
+
+void pp__deactivate(void)
+{
+    S.active = 0;
+    if (S.interp && pp_get_evaluator(S.interp) == pp_eval)
+        pp_set_evaluator(S.interp, S.prev ? S.prev : pp_default_evaluator());
+    /* else another tool installed its hook over ours and chains to it:
+     * pp_eval stays in that chain and passes frames straight through. */
+}
+
+int pp__is_active(void)
+{
+    return S.active;
+}
+
+const char *pp__backend_in_use(void)
+{
+    return S.ops ? S.ops->name : NULL;
+}
+
+void pp__after_fork_child(void)
+{
+    int rc;
+
+    if (!S.engine)
+        return;
+    rc = pp_engine_fork_child(S.engine);
+    if (rc < 0 && S.active)
+        fail_once("cannot start this child process's own files", rc);
+}
+
+size_t pp__trampolines(void)
+{
+    return S.engine ? pp_engine_trampolines(S.engine) : 0;
+}
+
+Py_ssize_t pp__extra_index(void)
+{
+    return S.extra;
+}
+
+double pp__bytes_per_trampoline(void)
+{
+    return S.engine ? pp_engine_bytes_per_trampoline(S.engine) : 0.0;
+}

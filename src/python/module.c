@@ -1,0 +1,270 @@
+/*
+ * The Python-facing module `perfpy`: the same words as CPython's sys API,
+ * on every CPython from 3.8.
+ *
+ *   perfpy.activate_stack_trampoline("perf" | "perf_jit")
+ *   perfpy.deactivate_stack_trampoline()
+ *   perfpy.is_stack_trampoline_active()
+ *
+ * and the startup switch resolution used by the startup hooks
+ * (sitecustomize.py for `perfpy run`, perfpy-startup.pth when installed):
+ *
+ *   PERFPY=perf|jit                 perfpy's engine, on any version
+ *   -X perf_jit / -X perf           beat the environment variables:
+ *   PYTHON_PERF_JIT_SUPPORT=1 / PYTHONPERFSUPPORT=1
+ *                                   jit beats map at the same level;
+ *                                   left to CPython where it handles them
+ *                                   (perf from 3.12, perf_jit from 3.13)
+ *
+ * Errors become exceptions here and only here; _startup() never raises (a
+ * profiler must not stop a program from starting): it prints one line.
+ */
+#include "binding.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const pp_backend_ops *backend_named(const char *name)
+{
+    if (strcmp(name, "perf") == 0)
+        return &pp_perfmap_ops;
+    if (strcmp(name, "perf_jit") == 0)
+        return &pp_jitdump_ops;
+    return NULL;
+}
+
+static int raise_for(const pp_activation_error *e)
+{
+    switch (e->why) {
+    case PP_ERR_PYTHON:
+        break;   /* already set */
+    case PP_ERR_ENGINE_OPEN:
+        errno = -e->err;
+        PyErr_Format(PyExc_OSError, "perfpy: %s", e->message);
+        break;
+    case PP_ERR_BACKEND_IN_USE:
+        PyErr_Format(PyExc_ValueError, "perfpy: %s", e->message);
+        break;
+    default:
+        PyErr_Format(PyExc_RuntimeError, "perfpy: %s", e->message);
+        break;
+    }
+    return -1;
+}
+
+static int activate(const char *name)
+{
+    const pp_backend_ops *ops = backend_named(name);
+    pp_activation_error e;
+
+    if (!ops) {
+        PyErr_Format(PyExc_ValueError,
+                     "invalid backend: %s (expected 'perf' or 'perf_jit')", name);
+        return -1;
+    }
+    if (pp__activate(ops, &e) < 0)
+        return raise_for(&e);
+    return 0;
+}
+
+static PyObject *activate_stack_trampoline(PyObject *self, PyObject *arg)
+{
+    const char *name;
+
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError,
+                     "activate_stack_trampoline() argument must be str, not %.100s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    name = PyUnicode_AsUTF8(arg);
+    if (!name)
+        return NULL;
+    if (activate(name) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *deactivate_stack_trampoline(PyObject *self, PyObject *unused)
+{
+    pp__deactivate();
+    Py_RETURN_NONE;
+}
+
+static PyObject *is_stack_trampoline_active(PyObject *self, PyObject *unused)
+{
+    return PyBool_FromLong(pp__is_active());
+}
+
+static PyObject *after_fork_child(PyObject *self, PyObject *unused)
+{
+    pp__after_fork_child();
+    Py_RETURN_NONE;
+}
+
+static PyObject *stats(PyObject *self, PyObject *unused)
+{
+    const char *backend = pp__backend_in_use();
+
+    return Py_BuildValue("{s:n,s:n,s:d,s:s,s:O}",
+                         "trampolines", (Py_ssize_t)pp__trampolines(),
+                         "extra_index", pp__extra_index(),
+                         "bytes_per_trampoline", pp__bytes_per_trampoline(),
+                         "backend", backend ? backend : "",
+                         "active", pp__is_active() ? Py_True : Py_False);
+}
+
+/* ---- startup switches ------------------------------------------------------ */
+
+/* A CPython-style integer switch: set and non-zero. */
+static int env_on(const char *name)
+{
+    const char *v = getenv(name);
+    char *end;
+    long n;
+
+    if (!v || !*v)
+        return 0;
+    n = strtol(v, &end, 10);
+    if (*end != '\0') {
+        fprintf(stderr, "perfpy: %s=%s is not a number; ignored\n", name, v);
+        return 0;
+    }
+    return n != 0;
+}
+
+static int xoption(const char *name)
+{
+    PyObject *x = PySys_GetXOptions();   /* borrowed */
+
+    return x && PyDict_GetItemString(x, name) != NULL;
+}
+
+/* The backend CPython's own switches ask for, or NULL. */
+static const char *cpython_switch(void)
+{
+    const char *mode = NULL;
+
+    if (env_on("PYTHONPERFSUPPORT"))
+        mode = "perf";
+    if (env_on("PYTHON_PERF_JIT_SUPPORT"))
+        mode = "perf_jit";
+    if (xoption("perf") || xoption("perf_jit")) {
+        mode = xoption("perf_jit") ? "perf_jit" : "perf";
+    }
+    return mode;
+}
+
+/* The backend PERFPY asks for, "" if unset, NULL if invalid. */
+static const char *perfpy_switch(void)
+{
+    const char *v = getenv("PERFPY");
+
+    if (!v || !*v || strcmp(v, "0") == 0 || strcmp(v, "off") == 0)
+        return "";
+    if (strcmp(v, "perf") == 0 || strcmp(v, "map") == 0)
+        return "perf";
+    if (strcmp(v, "jit") == 0 || strcmp(v, "perf_jit") == 0)
+        return "perf_jit";
+    fprintf(stderr, "perfpy: PERFPY=%s is not one of perf, jit; ignored\n", v);
+    return NULL;
+}
+
+static PyObject *startup(PyObject *self, PyObject *unused)
+{
+    const char *mine = perfpy_switch();
+    const char *theirs = cpython_switch();
+    const char *want = NULL;
+
+    if (mine && *mine)
+        want = mine;
+    else if (theirs && !pp_cpython_handles(theirs))
+        want = theirs;
+    if (want && activate(want) < 0) {
+        PyObject *type, *value, *tb, *s = NULL;
+        PyErr_Fetch(&type, &value, &tb);
+        if (value)
+            s = PyObject_Str(value);
+        fprintf(stderr, "%s%s; the program runs without perf support\n",
+                s && PyUnicode_Check(s) && strncmp(PyUnicode_AsUTF8(s), "perfpy", 6) == 0
+                    ? "" : "perfpy: ",
+                s && PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : "activation failed");
+        Py_XDECREF(s);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        PyErr_Clear();
+    }
+    return PyUnicode_FromString(want ? want : "");
+}
+
+static PyMethodDef methods[] = {
+    {"activate_stack_trampoline", activate_stack_trampoline, METH_O,
+     "activate_stack_trampoline(backend)\n--\n\n"
+     "Name Python functions for perf from now on. backend is 'perf' (the\n"
+     "/tmp/perf-<pid>.map file) or 'perf_jit' (a jitdump with unwinding data\n"
+     "for `perf inject --jit`). Activating again is harmless."},
+    {"deactivate_stack_trampoline", deactivate_stack_trampoline, METH_NOARGS,
+     "deactivate_stack_trampoline()\n--\n\n"
+     "Stop making and calling trampolines. Frames already running in one\n"
+     "finish normally; files stay open for the next activation."},
+    {"is_stack_trampoline_active", is_stack_trampoline_active, METH_NOARGS,
+     "is_stack_trampoline_active()\n--\n\nTrue while perfpy's trampolines are in use."},
+    {"_after_fork_child", after_fork_child, METH_NOARGS,
+     "Start this child process's own map or dump (called by os.register_at_fork)."},
+    {"_stats", stats, METH_NOARGS,
+     "Counters for tests and benchmarks: trampolines, extra_index, "
+     "bytes_per_trampoline, backend, active."},
+    {"_startup", startup, METH_NOARGS,
+     "Apply PERFPY / -X perf / -X perf_jit / PYTHONPERFSUPPORT / "
+     "PYTHON_PERF_JIT_SUPPORT as CPython would; returns the backend started."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "perfpy",
+    "Name Python functions for the Linux perf profiler (perf map or jitdump)\n"
+    "on every CPython from 3.8. See `perfpy --help` for the command line.",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+/* Children started by os.fork() (multiprocessing included) get their own
+ * files before they run anything. */
+static int register_at_fork(PyObject *module)
+{
+    PyObject *os = PyImport_ImportModule("os");
+    PyObject *fn = NULL, *reg = NULL, *args = NULL, *kw = NULL, *r = NULL;
+    int rc = -1;
+
+    if (!os)
+        return -1;
+    fn = PyObject_GetAttrString(module, "_after_fork_child");
+    reg = PyObject_GetAttrString(os, "register_at_fork");
+    args = PyTuple_New(0);
+    kw = fn ? Py_BuildValue("{s:O}", "after_in_child", fn) : NULL;
+    if (fn && reg && args && kw)
+        r = PyObject_Call(reg, args, kw);
+    rc = r ? 0 : -1;
+    Py_XDECREF(r);
+    Py_XDECREF(kw);
+    Py_XDECREF(args);
+    Py_XDECREF(reg);
+    Py_XDECREF(fn);
+    Py_DECREF(os);
+    return rc;
+}
+
+PyMODINIT_FUNC PyInit_perfpy(void);
+PyMODINIT_FUNC PyInit_perfpy(void)
+{
+    PyObject *m = PyModule_Create(&moduledef);
+
+    if (!m)
+        return NULL;
+    if (PyModule_AddStringConstant(m, "__version__", PERFPY_VERSION) < 0 ||
+        register_at_fork(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

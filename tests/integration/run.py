@@ -1,0 +1,88 @@
+"""Runs perfpy's integration tests and ends with "N passed, N failed".
+
+    python3 tests/integration/run.py [--build DIR] [-k PATTERN] [-j JOBS]
+                                     [--sanitizer address|undefined]
+
+Test modules (tests/integration/test_*.py) run in parallel worker processes
+(-j, default: the number of CPUs); tests inside one module run in order.
+Skips are counted and listed but are neither passes nor failures.
+"""
+import argparse
+import io
+import multiprocessing
+import os
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run_module(args):
+    name, pattern = args
+    sys.path.insert(0, HERE)
+    loader = unittest.TestLoader()
+    if pattern:
+        loader.testNamePatterns = ["*%s*" % pattern]
+    out = io.StringIO()
+    t0 = time.time()
+    try:
+        suite = loader.loadTestsFromName(name)
+    except Exception as e:  # a module that does not import is a failure
+        return name, 0, 1, 0, "FAIL  %s (import): %s\n" % (name, e), 0.0
+
+    class Result(unittest.TextTestResult):
+        def addSuccess(self, test):
+            super().addSuccess(test)
+            out.write("ok    %s\n" % test.id())
+
+        def addFailure(self, test, err):
+            super().addFailure(test, err)
+            out.write("FAIL  %s\n%s\n" % (test.id(), self._exc_info_to_string(err, test)))
+
+        def addError(self, test, err):
+            super().addError(test, err)
+            out.write("ERROR %s\n%s\n" % (test.id(), self._exc_info_to_string(err, test)))
+
+        def addSkip(self, test, reason):
+            super().addSkip(test, reason)
+            out.write("skip  %s: %s\n" % (test.id(), reason))
+
+    runner = unittest.TextTestRunner(stream=io.StringIO(), resultclass=Result,
+                                     verbosity=0)
+    r = runner.run(suite)
+    passed = r.testsRun - len(r.failures) - len(r.errors) - len(r.skipped)
+    return (name, passed, len(r.failures) + len(r.errors), len(r.skipped),
+            out.getvalue(), time.time() - t0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("-k", dest="pattern", default=None)
+    ap.add_argument("-j", dest="jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--sanitizer", default="")
+    a = ap.parse_args()
+    os.environ["PERFPY_TEST_BUILD"] = a.build
+    if a.sanitizer:
+        os.environ["PERFPY_TEST_SANITIZER"] = a.sanitizer
+    modules = sorted(f[:-3] for f in os.listdir(HERE)
+                     if f.startswith("test_") and f.endswith(".py"))
+    passed = failed = skipped = 0
+    with multiprocessing.Pool(max(1, a.jobs)) as pool:
+        for name, p, f, s, text, secs in pool.imap_unordered(
+                run_module, [(m, a.pattern) for m in modules]):
+            sys.stdout.write(text)
+            sys.stdout.write("      (%s: %d passed, %d failed, %d skipped, %.1fs)\n"
+                             % (name, p, f, s, secs))
+            sys.stdout.flush()
+            passed += p
+            failed += f
+            skipped += s
+    print("%d skipped" % skipped)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

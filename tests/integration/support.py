@@ -1,0 +1,184 @@
+"""Shared helpers for perfpy's integration tests.
+
+The tests run the real thing: the built `perfpy` command, the built module in
+every interpreter listed in BUILD/pythons.txt, and the real `perf`. Helpers
+here find those, run them with time limits, and clean up only the files the
+test itself created (a test never deletes another process's perf map).
+
+Environment (set by tests/integration/run.py):
+  PERFPY_TEST_BUILD      the build directory (default: build)
+  PERFPY_TEST_SANITIZER  address|undefined when running under a sanitizer
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, os.environ.get("PERFPY_TEST_BUILD", "build"))
+PERFPY = os.path.join(BUILD, "perfpy")
+LIBDIR = os.path.join(BUILD, "lib")
+EXAMPLES = os.path.join(ROOT, "examples")
+DATA = os.path.join(ROOT, "tests", "data")
+SANITIZER = os.environ.get("PERFPY_TEST_SANITIZER", "")
+
+
+class Interpreter:
+    """One CPython from BUILD/pythons.txt."""
+
+    def __init__(self, path, version):
+        self.path = path
+        self.version = version
+        self.version_info = tuple(int(x) for x in version.split(".")[:2])
+
+    @property
+    def label(self):
+        kind = "debian" if self.path.startswith("/usr/") else "pyenv"
+        return "%s-%s" % (self.version, kind)
+
+    def __repr__(self):
+        return "<Interpreter %s %s>" % (self.version, self.path)
+
+
+def interpreters():
+    """Every interpreter the build made a module for."""
+    found = []
+    try:
+        with open(os.path.join(BUILD, "pythons.txt")) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2:
+                    found.append(Interpreter(parts[0], parts[1]))
+    except FileNotFoundError:
+        pass
+    only = os.environ.get("PERFPY_TEST_PYTHONS")
+    if only:
+        found = [i for i in found if i.path in only.split()]
+    return found
+
+
+def run(cmd, timeout=300, env=None, check=False, **kw):
+    """subprocess.run with text output captured and a time limit."""
+    full_env = dict(os.environ)
+    if env:
+        for k, v in env.items():
+            if v is None:
+                full_env.pop(k, None)
+            else:
+                full_env[k] = v
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=timeout, env=full_env,
+                       **kw)
+    if check and p.returncode != 0:
+        raise AssertionError("%s exited %d\nstdout:\n%s\nstderr:\n%s" % (
+            " ".join(cmd), p.returncode, p.stdout[-4000:], p.stderr[-4000:]))
+    return p
+
+
+_perf_state = None
+
+
+def perf_problem():
+    """None if `perf record` works here, else why not (for skip messages)."""
+    global _perf_state
+    if _perf_state is None:
+        if not shutil.which("perf"):
+            _perf_state = "perf is not installed (apt-get install linux-perf)"
+        else:
+            d = tempfile.mkdtemp(prefix="perfpy-probe-")
+            try:
+                p = run(["perf", "record", "-q", "-o", os.path.join(d, "p.data"),
+                         "--", "true"], timeout=60)
+                _perf_state = "" if p.returncode == 0 else (
+                    "perf record does not work here: " + p.stderr.strip()[-300:])
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+    return _perf_state or None
+
+
+def needs_perf(test):
+    """Decorator: fail loudly in CI if perf is broken, skip elsewhere."""
+    def wrapper(self, *a, **kw):
+        why = perf_problem()
+        if why:
+            if os.environ.get("CI"):
+                self.fail("perf must work in CI: " + why)
+            self.skipTest(why)
+        return test(self, *a, **kw)
+    wrapper.__name__ = test.__name__
+    wrapper.__doc__ = test.__doc__
+    return wrapper
+
+
+class TempDirTest(unittest.TestCase):
+    """A test with its own temporary directory, removed afterwards, and a
+    record of the pids whose /tmp files it may delete."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="perfpy-it-")
+        self._own_pids = set()
+
+    def tearDown(self):
+        for pid in self._own_pids:
+            for pattern in ("/tmp/perf-%d.map", "/tmp/jit-%d.dump",
+                            "/tmp/perfpy-%d.lines"):
+                try:
+                    os.unlink(pattern % pid)
+                except FileNotFoundError:
+                    pass
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def own(self, *pids):
+        """Mark pids whose /tmp files this test created (removed in tearDown)."""
+        self._own_pids.update(int(p) for p in pids)
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def perfpy_run(self, py, script_args, mode="perf", env=None, timeout=300):
+        """`perfpy run --mode MODE -- PY ARGS...`; returns CompletedProcess."""
+        return run([PERFPY, "run", "--mode", mode, "--", py.path] + list(script_args),
+                   env=env, timeout=timeout)
+
+
+MAP_LINE = re.compile(r"^([0-9a-f]+) ([0-9a-f]+) py::(.+):(.+)$")
+
+
+def read_map(pid):
+    """Lines of /tmp/perf-<pid>.map (empty list if absent)."""
+    try:
+        with open("/tmp/perf-%d.map" % pid, encoding="utf-8",
+                  errors="surrogateescape") as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def perf_script_samples(text):
+    """Splits `perf script` output into samples: (header, [frame symbols])."""
+    samples = []
+    for block in text.split("\n\n"):
+        lines = [l for l in block.splitlines() if l.strip()]
+        if not lines:
+            continue
+        frames = []
+        for l in lines[1:]:
+            parts = l.strip().split(None, 1)
+            if len(parts) == 2:
+                sym = parts[1]
+                cut = sym.rfind(" (")
+                frames.append(sym[:cut] if cut >= 0 else sym)
+        samples.append((lines[0], frames))
+    return samples
+
+
+def strip_offset(sym):
+    """'py::foo:/x.py+0x9' -> 'py::foo:/x.py'."""
+    return re.sub(r"\+0x[0-9a-f]+$", "", sym)

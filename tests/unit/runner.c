@@ -1,0 +1,134 @@
+/*
+ * Runs every registered TEST in a child process, with a time limit, and
+ * prints one line per test and a final "N passed, N failed".
+ *
+ *   build/unit-tests [substring]     run the tests whose name contains it
+ */
+#include "test.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_TESTS 1024
+#define TIME_LIMIT_S 120
+
+static struct {
+    const char *name, *file;
+    test_fn fn;
+} tests[MAX_TESTS];
+static int ntests;
+static char tmpdir[256];
+
+void test_register(const char *name, const char *file, test_fn fn)
+{
+    if (ntests < MAX_TESTS) {
+        tests[ntests].name = name;
+        tests[ntests].file = file;
+        tests[ntests].fn = fn;
+        ntests++;
+    }
+}
+
+/* Made by the parent before each test and removed after it, whatever the
+ * test's fate. */
+const char *test_tmpdir(void)
+{
+    return tmpdir;
+}
+
+char *test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+
+    if (!f)
+        return NULL;
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            cap = (cap + 4096) * 2;
+            buf = realloc(buf, cap);
+            if (!buf)
+                exit(1);
+        }
+        size_t got = fread(buf + n, 1, 4096, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    (void)st; (void)flag; (void)ftw;
+    return remove(path);
+}
+
+static int run_one(int i)
+{
+    pid_t pid;
+    int status;
+
+    fflush(stdout);
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/perfpy-unit-XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 0;
+    }
+    pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        return 0;
+    }
+    if (pid == 0) {
+        dup2(1, 2);   /* diagnostics next to the test's own line */
+        alarm(TIME_LIMIT_S);
+        tests[i].fn();
+        fflush(NULL);
+        _exit(0);
+    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        printf("ok    %s\n", tests[i].name);
+        return 1;
+    }
+    if (WIFSIGNALED(status))
+        printf("FAIL  %s (%s) killed by signal %d (%s)%s\n", tests[i].name,
+               tests[i].file, WTERMSIG(status), strsignal(WTERMSIG(status)),
+               WTERMSIG(status) == SIGALRM ? ": time limit" : "");
+    else
+        printf("FAIL  %s (%s) exit %d\n", tests[i].name, tests[i].file,
+               WEXITSTATUS(status));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *filter = argc > 1 ? argv[1] : NULL;
+    int passed = 0, failed = 0;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (int i = 0; i < ntests; i++) {
+        if (filter && !strstr(tests[i].name, filter))
+            continue;
+        if (run_one(i))
+            passed++;
+        else
+            failed++;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,117 @@
+/*
+ * A small unit-test harness in libuv's manner: every TEST runs in its own
+ * child process (a crash fails one test, not the run), an assertion prints
+ * both sides with file and line, and the runner ends with
+ * "N passed, N failed".
+ *
+ *   TEST(arena_slots_are_distinct) {
+ *       ASSERT_EQ_INT(pp_arena_init(&a, 16), 0);
+ *   }
+ *
+ * Helpers for tests: test_tmpdir() gives a private directory (removed with
+ * everything in it when the test ends).
+ */
+#ifndef PERFPY_TEST_H
+#define PERFPY_TEST_H
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*test_fn)(void);
+void test_register(const char *name, const char *file, test_fn fn);
+/* A directory private to the running test; removed after it. */
+const char *test_tmpdir(void);
+/* Reads a whole file (NUL-terminated); *len gets its size. NULL if absent. */
+char *test_read_file(const char *path, size_t *len);
+
+#define TEST(name)                                                        \
+    static void test_##name(void);                                        \
+    __attribute__((constructor)) static void test_reg_##name(void)        \
+    {                                                                     \
+        test_register(#name, __FILE__, test_##name);                      \
+    }                                                                     \
+    static void test_##name(void)
+
+#define TEST_FAIL_(...)                                                   \
+    do {                                                                  \
+        fprintf(stderr, "    %s:%d: ", __FILE__, __LINE__);               \
+        fprintf(stderr, __VA_ARGS__);                                     \
+        fputc('\n', stderr);                                              \
+        exit(1);                                                          \
+    } while (0)
+
+#define ASSERT_TRUE(x)                                                    \
+    do {                                                                  \
+        if (!(x))                                                         \
+            TEST_FAIL_("ASSERT_TRUE(%s) is false", #x);                   \
+    } while (0)
+
+#define ASSERT_CMP_INT_(a, op, b)                                         \
+    do {                                                                  \
+        long long a_ = (long long)(a), b_ = (long long)(b);              \
+        if (!(a_ op b_))                                                  \
+            TEST_FAIL_("%s %s %s: %lld vs %lld", #a, #op, #b, a_, b_);    \
+    } while (0)
+#define ASSERT_EQ_INT(a, b) ASSERT_CMP_INT_(a, ==, b)
+#define ASSERT_NE_INT(a, b) ASSERT_CMP_INT_(a, !=, b)
+#define ASSERT_LT_INT(a, b) ASSERT_CMP_INT_(a, <, b)
+#define ASSERT_LE_INT(a, b) ASSERT_CMP_INT_(a, <=, b)
+#define ASSERT_GT_INT(a, b) ASSERT_CMP_INT_(a, >, b)
+#define ASSERT_GE_INT(a, b) ASSERT_CMP_INT_(a, >=, b)
+
+#define ASSERT_EQ_UINT(a, b)                                              \
+    do {                                                                  \
+        unsigned long long a_ = (unsigned long long)(a);                  \
+        unsigned long long b_ = (unsigned long long)(b);                  \
+        if (a_ != b_)                                                     \
+            TEST_FAIL_("%s == %s: %llu (0x%llx) vs %llu (0x%llx)", #a,    \
+                       #b, a_, a_, b_, b_);                               \
+    } while (0)
+
+#define ASSERT_EQ_PTR(a, b)                                               \
+    do {                                                                  \
+        const void *a_ = (const void *)(a), *b_ = (const void *)(b);      \
+        if (a_ != b_)                                                     \
+            TEST_FAIL_("%s == %s: %p vs %p", #a, #b, a_, b_);             \
+    } while (0)
+
+#define ASSERT_EQ_STR(a, b)                                               \
+    do {                                                                  \
+        const char *a_ = (a), *b_ = (b);                                  \
+        if (!a_ || !b_ || strcmp(a_, b_) != 0)                            \
+            TEST_FAIL_("%s == %s:\n      \"%s\"\n   vs \"%s\"", #a, #b,   \
+                       a_ ? a_ : "(null)", b_ ? b_ : "(null)");           \
+    } while (0)
+
+#define ASSERT_CONTAINS(hay, needle)                                      \
+    do {                                                                  \
+        const char *h_ = (hay), *n_ = (needle);                           \
+        if (!h_ || !strstr(h_, n_))                                       \
+            TEST_FAIL_("%s contains %s:\n      \"%s\"\n   lacks \"%s\"",  \
+                       #hay, #needle, h_ ? h_ : "(null)", n_);            \
+    } while (0)
+
+#define ASSERT_EQ_MEM(a, b, n)                                            \
+    do {                                                                  \
+        const unsigned char *a_ = (const void *)(a);                      \
+        const unsigned char *b_ = (const void *)(b);                      \
+        size_t n_ = (n);                                                  \
+        for (size_t i_ = 0; i_ < n_; i_++)                                \
+            if (a_[i_] != b_[i_])                                         \
+                TEST_FAIL_("%s == %s: byte %zu is 0x%02x vs 0x%02x", #a,  \
+                           #b, i_, a_[i_], b_[i_]);                       \
+    } while (0)
+
+/* rc is 0 or a negative errno. */
+#define ASSERT_OK(rc)                                                     \
+    do {                                                                  \
+        long long r_ = (long long)(rc);                                   \
+        if (r_ != 0)                                                      \
+            TEST_FAIL_("%s: %lld (%s)", #rc, r_,                          \
+                       r_ < 0 ? strerror((int)-r_) : "not an errno");     \
+    } while (0)
+
+#endif

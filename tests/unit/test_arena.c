@@ -1,0 +1,131 @@
+/*
+ * Arena and template: slots are distinct, executable, never writable, and a
+ * copy of the template calls its target with the caller's arguments.
+ */
+#include "test.h"
+#include "perfpy/engine.h"
+#include "arch.h"
+
+#include <stdio.h>
+#include <errno.h>
+#include <string.h>
+
+/* Which protection /proc/self/maps shows for addr ("r-xp", ...). */
+static void prot_of(const void *addr, char out[5])
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    uintptr_t a = (uintptr_t)addr;
+
+    strcpy(out, "????");
+    while (f && fgets(line, sizeof(line), f)) {
+        uintptr_t lo, hi;
+        char perms[5];
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %4s", &lo, &hi, perms) == 3 &&
+            a >= lo && a < hi) {
+            memcpy(out, perms, 5);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+static void *seen_a, *seen_b, *seen_c;
+static void *target(void *a, void *b, void *c)
+{
+    seen_a = a;
+    seen_b = b;
+    seen_c = c;
+    return (void *)0x5eed;
+}
+
+TEST(template_bytes_match_the_documented_layout)
+{
+    static const uint8_t body[] = {0x55, 0x48, 0x89, 0xe5, 0xff, 0xd1, 0x5d, 0xc3};
+    static const uint8_t endbr[] = {0xf3, 0x0f, 0x1e, 0xfa};
+    size_t n = pp_template_size();
+    const uint8_t *code = pp_template_code();
+    size_t skip = n - sizeof(body);
+
+    ASSERT_TRUE(n == sizeof(body) || n == sizeof(body) + sizeof(endbr));
+    if (skip)
+        ASSERT_EQ_MEM(code, endbr, sizeof(endbr));
+    ASSERT_EQ_MEM(code + skip, body, sizeof(body));
+    ASSERT_EQ_UINT(pp_template_layout.size, n);
+    ASSERT_EQ_UINT(pp_template_layout.push_at, skip);
+    ASSERT_EQ_UINT(pp_template_layout.after_push, skip + 1);
+    ASSERT_EQ_UINT(pp_template_layout.after_mov, skip + 4);
+    ASSERT_EQ_UINT(pp_template_layout.after_call, skip + 6);
+    ASSERT_EQ_UINT(pp_template_layout.after_pop, skip + 7);
+}
+
+TEST(arena_rejects_bad_slot_sizes)
+{
+    pp_arena a;
+
+    ASSERT_EQ_INT(pp_arena_init(&a, 0), -EINVAL);
+    ASSERT_EQ_INT(pp_arena_init(&a, 24), -EINVAL);   /* not a multiple of 16 */
+    ASSERT_EQ_INT(pp_arena_init(&a, 16), 0);
+}
+
+TEST(trampoline_calls_target_with_callers_arguments)
+{
+    pp_arena a;
+    pp_trampoline_fn fn;
+    void *r;
+
+    ASSERT_OK(pp_arena_init(&a, 16));
+    ASSERT_OK(pp_arena_take(&a, &fn));
+    r = fn((void *)1, (void *)2, (void *)3, (void *)(uintptr_t)target);
+    ASSERT_EQ_PTR(r, (void *)0x5eed);
+    ASSERT_EQ_PTR(seen_a, (void *)1);
+    ASSERT_EQ_PTR(seen_b, (void *)2);
+    ASSERT_EQ_PTR(seen_c, (void *)3);
+    pp_arena_release(&a);
+}
+
+TEST(slots_are_executable_never_writable_and_never_reused)
+{
+    pp_arena a;
+    pp_trampoline_fn prev = NULL;
+    char prot[5];
+    size_t n = 0;
+
+    ASSERT_OK(pp_arena_init(&a, 16));
+    /* More than one chunk's worth, so the arena must grow. */
+    for (n = 0; n < 10000; n++) {
+        pp_trampoline_fn fn;
+        ASSERT_OK(pp_arena_take(&a, &fn));
+        ASSERT_TRUE(fn != prev);
+        if (n % 997 == 0) {
+            prot_of((const void *)(uintptr_t)fn, prot);
+            ASSERT_EQ_STR(prot, "r-xp");
+            ASSERT_EQ_PTR(fn((void *)n, 0, 0, (void *)(uintptr_t)target), (void *)0x5eed);
+            ASSERT_EQ_PTR(seen_a, (void *)n);
+        }
+        prev = fn;
+    }
+    ASSERT_EQ_UINT(a.slots_used, 10000);
+    ASSERT_GE_INT(a.bytes_mapped, 10000 * 16);
+    /* Whole chunks are mapped: at most one chunk beyond what slots use. */
+    ASSERT_LE_INT(a.bytes_mapped, 10000 * 16 + a.chunk_size);
+    pp_arena_release(&a);
+}
+
+TEST(wide_slots_for_jitdump_keep_trap_bytes_after_the_code)
+{
+    pp_arena a;
+    pp_trampoline_fn f1, f2;
+    const uint8_t *p;
+
+    ASSERT_OK(pp_arena_init(&a, 128));
+    ASSERT_OK(pp_arena_take(&a, &f1));
+    ASSERT_OK(pp_arena_take(&a, &f2));
+    ASSERT_EQ_INT((uintptr_t)f2 - (uintptr_t)f1, 128);
+    p = (const uint8_t *)(uintptr_t)f1;
+    ASSERT_EQ_MEM(p, pp_template_code(), pp_template_size());
+    for (size_t i = pp_template_size(); i < 128; i++)
+        ASSERT_EQ_UINT(p[i], PP_TRAP_BYTE);
+    pp_arena_release(&a);
+}
