@@ -50,7 +50,7 @@ static int has_startup_hook(const char *dir)
 int pp_find_libdir(char *buf, size_t cap)
 {
     const char *env = getenv("PERFPY_LIBDIR");
-    char exe[PATH_MAX], tried[2][PATH_MAX];
+    char exe[PATH_MAX], tried[2][PATH_MAX + 32];
     ssize_t n;
     char *slash;
 

@@ -10,11 +10,12 @@
  * (sitecustomize.py for `perfpy run`, perfpy-startup.pth when installed):
  *
  *   PERFPY=perf|jit                 perfpy's engine, on any version
- *   -X perf_jit / -X perf           beat the environment variables:
- *   PYTHON_PERF_JIT_SUPPORT=1 / PYTHONPERFSUPPORT=1
- *                                   jit beats map at the same level;
- *                                   left to CPython where it handles them
- *                                   (perf from 3.12, perf_jit from 3.13)
+ *   -X perf, PYTHONPERFSUPPORT=1    map mode  } as CPython 3.13 reads them:
+ *   -X perf_jit,                    jit mode  } jit beats map, -X turns a
+ *     PYTHON_PERF_JIT_SUPPORT=1               } mode on even if its variable
+ *                                               is 0; left to CPython where
+ *                                               it handles the mode (perf
+ *                                               from 3.12, perf_jit 3.13)
  *
  * Errors become exceptions here and only here; _startup() never raises (a
  * profiler must not stop a program from starting): it prints one line.
@@ -140,18 +141,22 @@ static int xoption(const char *name)
     return x && PyDict_GetItemString(x, name) != NULL;
 }
 
-/* The backend CPython's own switches ask for, or NULL. */
+/* The backend CPython's own switches ask for, or NULL. The order is
+ * CPython 3.13's (Python/initconfig.c): each later switch that is on wins,
+ * so jit beats map whatever the source, and an -X option turns a mode on
+ * even where its environment variable says 0. */
 static const char *cpython_switch(void)
 {
     const char *mode = NULL;
 
     if (env_on("PYTHONPERFSUPPORT"))
         mode = "perf";
+    if (xoption("perf"))
+        mode = "perf";
     if (env_on("PYTHON_PERF_JIT_SUPPORT"))
         mode = "perf_jit";
-    if (xoption("perf") || xoption("perf_jit")) {
-        mode = xoption("perf_jit") ? "perf_jit" : "perf";
-    }
+    if (xoption("perf_jit"))
+        mode = "perf_jit";
     return mode;
 }
 

@@ -32,9 +32,19 @@ def run_module(args):
         return name, 0, 1, 0, "FAIL  %s (import): %s\n" % (name, e), 0.0
 
     class Result(unittest.TextTestResult):
+        failed_tests = set()
+
+        def addSubTest(self, test, subtest, err):
+            super().addSubTest(test, subtest, err)
+            if err is not None:
+                self.failed_tests.add(test.id())
+                out.write("FAIL  %s\n%s\n" % (subtest.id(),
+                                               self._exc_info_to_string(err, test)))
+
         def addSuccess(self, test):
             super().addSuccess(test)
-            out.write("ok    %s\n" % test.id())
+            if test.id() not in self.failed_tests:
+                out.write("ok    %s\n" % test.id())
 
         def addFailure(self, test, err):
             super().addFailure(test, err)
@@ -51,9 +61,11 @@ def run_module(args):
     runner = unittest.TextTestRunner(stream=io.StringIO(), resultclass=Result,
                                      verbosity=0)
     r = runner.run(suite)
-    passed = r.testsRun - len(r.failures) - len(r.errors) - len(r.skipped)
-    return (name, passed, len(r.failures) + len(r.errors), len(r.skipped),
-            out.getvalue(), time.time() - t0)
+    # A test with failing subtests counts once per failing subtest.
+    failed = len(r.failures) + len(r.errors)
+    failed_ids = {t.id() for t, _ in r.failures + r.errors} | Result.failed_tests
+    passed = r.testsRun - len(failed_ids) - len(r.skipped)
+    return (name, passed, failed, len(r.skipped), out.getvalue(), time.time() - t0)
 
 
 def main():
