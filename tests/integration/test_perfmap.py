@@ -264,7 +264,9 @@ class RunCommandTest(TempDirTest):
     def test_exit_status_is_passed_on(self):
         py = interpreters()[0]
         for code in (0, 3, 77):
-            p = run([PERFPY, "run", "--", py.path, "-c", "raise SystemExit(%d)" % code])
+            p = run([PERFPY, "run", "--", py.path, "-c",
+                     "import os; print('pid', os.getpid()); raise SystemExit(%d)" % code])
+            self.own(*pids_from(p.stdout))
             self.assertEqual(p.returncode, code)
 
     def test_program_inside_can_import_perfpy(self):
