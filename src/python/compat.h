@@ -67,6 +67,26 @@ typedef PyObject *(*pp_tramp_call)(PyThreadState *, struct _PyInterpreterFrame *
 #define PP_TRAMP_CALL(t, ev) (((pp_tramp_call)(uintptr_t)(t))(tstate, frame, throwflag, (ev)))
 #endif
 
+/* Calling the evaluator with throwflag set and an exception pending makes
+ * the frame raise it at once and unwind itself (as gen.throw() does on an
+ * unstarted generator): the one safe way for a hook to fail a frame. */
+#if PY_VERSION_HEX < 0x03090000
+#define PP_EVAL_THROW(ev) ((ev)(frame, 1))
+#else
+#define PP_EVAL_THROW(ev) ((ev)(tstate, frame, 1))
+#endif
+
+/* How deep the calling thread is in Python frames. */
+#if PY_VERSION_HEX < 0x03090000
+#define PP_PYTHON_DEPTH() (_PyThreadState_GET()->recursion_depth)
+#elif PY_VERSION_HEX < 0x030B0000
+#define PP_PYTHON_DEPTH() (tstate->recursion_depth)
+#elif PY_VERSION_HEX < 0x030C0000
+#define PP_PYTHON_DEPTH() (tstate->recursion_limit - tstate->recursion_remaining)
+#else
+#define PP_PYTHON_DEPTH() (tstate->py_recursion_limit - tstate->py_recursion_remaining)
+#endif
+
 /* The code object a frame runs (borrowed), or NULL. */
 static inline PyObject *pp_frame_code(pp_frame *frame)
 {

@@ -21,14 +21,26 @@
  * - one engine (one arena) for the life of the process: toggling is a flag;
  * - a failure inside the hook never breaks the program: it falls back to the
  *   plain evaluator, turns perfpy off, and says so once on stderr;
- * - everything runs under the GIL; the engine locks for itself as well.
+ * - everything runs under the GIL; the engine locks for itself as well;
+ * - the native stack is guarded: with any hook installed every Python call
+ *   is a C call (3.11+ stop inlining them), so a recursion the plain
+ *   interpreter survives could overflow the C stack. Past PP_DEEP Python
+ *   frames the hook checks the stack pointer against the thread's stack
+ *   (cached per thread) and, when less than a margin is left, raises
+ *   RecursionError in the frame instead of crashing.
  */
 #include "binding.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Python depth from which the native stack is checked on every call. */
+#define PP_DEEP 256
+/* Stack kept free for the frame that raises and the handlers that run. */
+#define PP_STACK_MARGIN (256u * 1024u)
 
 static struct {
     pp_engine *engine;
@@ -117,10 +129,44 @@ slow_path(PyObject *code, void *extra)
     return fn;
 }
 
+/* Lowest address this thread's stack may reach before perfpy refuses to go
+ * deeper; 0 until measured, 1 when the stack's bounds are unknown. */
+static __thread uintptr_t stack_floor;
+
+static __attribute__((noinline)) void measure_stack(void)
+{
+    pthread_attr_t attr;
+    void *lo = NULL;
+    size_t size = 0;
+
+    stack_floor = 1;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return;
+    if (pthread_attr_getstack(&attr, &lo, &size) == 0 && lo && size > 0) {
+        size_t margin = size / 8 < PP_STACK_MARGIN ? size / 8 : PP_STACK_MARGIN;
+        stack_floor = (uintptr_t)lo + margin;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+static int stack_nearly_full(void)
+{
+    if (stack_floor == 0)
+        measure_stack();
+    return (uintptr_t)__builtin_frame_address(0) < stack_floor;
+}
+
 static PyObject *pp_eval(PP_EVAL_PARAMS)
 {
     pp_evaluator prev = S.prev;
 
+    if (PP_PYTHON_DEPTH() > PP_DEEP && stack_nearly_full()) {
+        PyErr_Format(PyExc_RecursionError,
+                     "maximum recursion depth exceeded: the native stack is "
+                     "nearly full at %d Python frames (with perf support on, "
+                     "every Python call is also a C call)", PP_PYTHON_DEPTH());
+        return PP_EVAL_THROW(prev);
+    }
     if (S.active) {
         PyObject *code = pp_frame_code(frame);
         if (code && PyCode_Check(code)) {

@@ -213,6 +213,30 @@ class PerfMapTest(TempDirTest):
                 self.assertIn("ok", p.stdout)
 
 
+class NativeStackGuardTest(TempDirTest):
+    """With a hook every Python call is a C call: where the plain interpreter
+    survives a depth, perfpy survives it or raises RecursionError."""
+
+    def test_deep_recursion_never_crashes(self):
+        compared = 0
+        for py in interpreters():
+            for args in (["30000"], ["200000"], ["50000", str(512 * 1024)],
+                         ["50000", str(4 * 1024 * 1024)]):
+                with self.subTest(py=py.label, args=args):
+                    plain = run([py.path, program("deep.py")] + args)
+                    if plain.returncode != 0:
+                        continue     # the plain interpreter does not survive it either
+                    p = self.perfpy_run(py, [program("deep.py")] + args)
+                    self.own(*pids_from(p.stdout))
+                    self.assertEqual(p.returncode, 0, "crashed: %d %s" % (p.returncode, p.stderr[-500:]))
+                    self.assertRegex(p.stdout, r"(depth \d+|RecursionError)\n$")
+                    compared += 1
+        # 3.11+ recurse in Python without C recursion: there the plain
+        # interpreter always survives, so the guard is always exercised.
+        self.assertGreaterEqual(compared, 4 * len([i for i in interpreters()
+                                                   if i.version_info >= (3, 11)]))
+
+
 class PerfRecordTest(TempDirTest):
 
     def record(self, cmd):
