@@ -65,11 +65,14 @@ $(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(ENGINE_LIB)
 
 # ---- the module, once per interpreter ------------------------------------
 # build/pythons.mk lists one module per EXT_SUFFIX (scripts/find-pythons).
+# Notes about skipped interpreters are shown when the set changes.
 $(BUILD)/pythons.txt: FORCE
 	@mkdir -p $(BUILD)
-	@PYTHONS="$(PYTHONS)" scripts/find-pythons > $@.new
-	@if [ ! -s $@.new ]; then echo "note: no CPython 3.8+ with headers found; building the CLI only" >&2; fi
-	@cmp -s $@.new $@ 2>/dev/null && rm -f $@.new || mv $@.new $@
+	@PYTHONS="$(PYTHONS)" scripts/find-pythons > $@.new 2> $@.notes
+	@if cmp -s $@.new $@ 2>/dev/null; then rm -f $@.new; else \
+	    cat $@.notes >&2; mv $@.new $@; \
+	    if [ ! -s $@ ]; then echo "note: no CPython 3.8+ with headers found; building the CLI only" >&2; fi; fi
+	@rm -f $@.notes
 
 $(BUILD)/pythons.mk: $(BUILD)/pythons.txt scripts/pythons-mk
 	@scripts/pythons-mk $(BUILD) < $< > $@
