@@ -2,6 +2,7 @@
  * perfpy: the command. A table of subcommands, one file each.
  *
  *   perfpy run     [--mode perf|jit] -- python app.py ...
+ *   perfpy report  [-f FORMAT] [-o FILE] perf.data
  */
 #include "cli.h"
 #include "perfpy/engine.h"
@@ -11,6 +12,7 @@
 
 static const pp_command commands[] = {
     {"run", pp_cmd_run, "run a Python program with the engine active (no perf)"},
+    {"report", pp_cmd_report, "write a profile from an existing perf.data"},
 };
 
 static void help(FILE *out)

@@ -1,0 +1,153 @@
+/*
+ * perfpy report [-f FORMAT] [-o FILE] [--no-native] [--keep] perf.data
+ *
+ * Writes a profile from an existing recording: the command-line face of
+ * the pipeline in report.c (which `perfpy record` runs too).
+ *
+ *   perf record -k 1 --call-graph dwarf -- perfpy run --mode jit -- python app.py
+ *   perfpy report -f html -o app.html perf.data
+ */
+#include "cli.h"
+#include "report.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: perfpy report [-f FORMAT] [-o FILE] [--no-native] [--keep] perf.data\n"
+            "\n"
+            "Write a Python-aware profile from a perf.data recorded with perfpy's engine\n"
+            "active (`perfpy run` under `perf record`, or `perfpy record -f perf`). Runs\n"
+            "`perf inject --jit` when the recording used jitdump mode, then `perf script`,\n"
+            "folds interpreter plumbing away and writes the profile. The input is only\n"
+            "read. A summary goes to stderr.\n"
+            "\n"
+            "options:\n"
+            "  -f, --format FORMAT  flamegraph (default; interactive .svg), html (page with\n"
+            "                       flame graph and function table), speedscope\n"
+            "                       (.speedscope.json), pprof (.pb.gz), collapsed (.txt,\n"
+            "                       flamegraph.pl's input), perf (the injected perf.data,\n"
+            "                       for perf report/Hotspot)\n"
+            "  -o, --output FILE    where to write (default: the input's name with the\n"
+            "                       format's extension, in the current directory:\n"
+            "                       perf.data -> perf.svg); '-' for standard output\n"
+            "      --no-native      Python frames only (drop C, libc and kernel frames)\n"
+            "      --keep           keep intermediate files (injected perf.data, the\n"
+            "                       jitted-*.so files perf inject writes next to the dump)\n"
+            "      --lines-dir DIR  where perfpy-<pid>.lines files give def lines (default:\n"
+            "                       $PERFPY_LINES_DIR, else the directory of perf.data)\n"
+            "      --title TEXT     title of graphical outputs (default: program name)\n"
+            "      --top N          Python functions listed in the summary (default: 10)\n"
+            "  -q, --quiet          no summary, no progress\n"
+            "  -h, --help           this help\n"
+            "\n"
+            "environment:\n"
+            "  PERF                 the perf executable (default: perf on PATH)\n"
+            "  TMPDIR               where the temporary directory goes (default: /tmp)\n"
+            "\n"
+            "example:\n"
+            "  perfpy report -f speedscope -o app.speedscope.json perf.data\n");
+}
+
+static int parse_count(const char *s, long *out)
+{
+    char *end;
+    long v;
+
+    if (!s || !*s)
+        return -1;
+    v = strtol(s, &end, 10);
+    if (*end || v < 0 || v > 100000)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int pp_cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"output", required_argument, NULL, 'o'},
+        {"no-native", no_argument, NULL, 'N'},
+        {"native", no_argument, NULL, 'n'},
+        {"keep", no_argument, NULL, 'k'},
+        {"lines-dir", required_argument, NULL, 'L'},
+        {"title", required_argument, NULL, 'T'},
+        {"top", required_argument, NULL, 't'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    pp_report_opts o = PP_REPORT_OPTS_INIT;
+    pp_report_result r;
+    long top = 10;
+    int c, quiet = 0, rc;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":f:o:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            o.format = pp_format_find(optarg);
+            if (!o.format)
+                return pp_usage_error("report", "unknown format '%s' (formats: %s)", optarg,
+                                      pp_format_names());
+            break;
+        case 'o':
+            if (!*optarg)
+                return pp_usage_error("report", "-o needs a file name");
+            o.output = optarg;
+            break;
+        case 'N':
+            o.no_native = 1;
+            break;
+        case 'n':
+            o.no_native = 0;
+            break;
+        case 'k':
+            o.keep = 1;
+            break;
+        case 'L':
+            o.lines_dir = optarg;
+            break;
+        case 'T':
+            o.title = optarg;
+            break;
+        case 't':
+            if (parse_count(optarg, &top) < 0)
+                return pp_usage_error("report", "--top needs a number from 0 to 100000, "
+                                      "not '%s'", optarg);
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'h':
+            help(stdout);
+            return pp_close_stdout();
+        case ':':
+            return pp_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return pp_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return pp_usage_error("report", "no perf.data given (perfpy report perf.data)");
+    if (optind + 1 < argc)
+        return pp_usage_error("report", "one perf.data at a time ('%s' is extra)",
+                              argv[optind + 1]);
+    o.input = argv[optind];
+    o.progress = quiet ? 0 : -1;
+    rc = pp_report(&o, &r);
+    if (rc == 0 && !quiet)
+        pp_report_print_summary(stderr, &r, (int)top);
+    pp_report_result_free(&r);
+    if (rc < 0)
+        return PP_EXIT_FAIL;
+    if (o.output && strcmp(o.output, "-") == 0)
+        return pp_close_stdout();
+    return PP_EXIT_OK;
+}

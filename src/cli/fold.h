@@ -1,0 +1,35 @@
+/*
+ * Folding: one perf sample (native frames, leaf first) into one profile
+ * stack (root first) that reads as a Python developer thinks. The rules are
+ * documented at the top of fold.c.
+ */
+#ifndef PERFPY_FOLD_H
+#define PERFPY_FOLD_H
+
+#include "perf_script.h"
+#include "profile.h"
+
+typedef struct pp_fold_opts {
+    int no_native;           /* drop every native and kernel frame */
+    const char *lines_dir;   /* where perfpy-<pid>.lines sidecars are; NULL: none */
+} pp_fold_opts;
+
+typedef struct pp_folder pp_folder;
+
+int pp_fold_open(pp_folder **out, pp_profile *p, const pp_fold_opts *opts);
+/* Folds one sample into the profile. 0 or -ENOMEM. Has the signature of a
+ * pp_script_sample_fn (ctx = the folder). */
+int pp_fold_sample(void *folder, const pp_script_sample *s);
+/* Sets the profile's program name (most common comm) and event. */
+void pp_fold_close(pp_folder *f);
+
+/* Loads a sidecar for pid from a file (tests; the folder loads
+ * <lines_dir>/perfpy-<pid>.lines by itself). Replaces what it had. */
+int pp_fold_load_lines(pp_folder *f, int pid, const char *path);
+
+/* The marker frames' names. */
+#define PP_MARK_TRUNCATED "[truncated]"
+#define PP_MARK_UNKNOWN "[unknown]"
+#define PP_MARK_NATIVE "[native]"
+
+#endif

@@ -1,0 +1,266 @@
+/*
+ * pprof: a gzipped protocol buffer of perftools.profiles.Profile
+ * (github.com/google/pprof, proto/profile.proto), encoded by hand: the
+ * format needs only varints and length-delimited fields, and a dependency
+ * on a protobuf library would be larger than this file.
+ *
+ *   Profile      1 sample_type (ValueType)   2 sample     4 location
+ *                5 function    6 string_table (index 0 is "")
+ *                10 duration_nanos  11 period_type  12 period  14 default_sample_type
+ *   ValueType    1 type  2 unit                (string indexes)
+ *   Sample       1 location_id (packed, LEAF FIRST)  2 value (packed)
+ *   Location     1 id  4 line (Line)
+ *   Line         1 function_id  2 line
+ *   Function     1 id  2 name  3 system_name  4 filename  5 start_line
+ *
+ * One function and one location per profile frame (id = frame index + 1).
+ * Values: [samples/count, cpu/nanoseconds] (the sum of perf's periods,
+ * which are nanoseconds for cpu-clock). A Python function's name is its
+ * qualname, its system_name the "py::" name perf saw, its filename and
+ * start_line the file and def line; native frames use the DSO as filename.
+ */
+#include "htab.h"
+#include "output.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+typedef struct buf {
+    uint8_t *d;
+    size_t len, cap;
+    int err;
+} buf;
+
+static void put(buf *b, const void *data, size_t n)
+{
+    if (b->err)
+        return;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        uint8_t *nd;
+        while (cap < b->len + n)
+            cap *= 2;
+        nd = realloc(b->d, cap);
+        if (!nd) {
+            b->err = -ENOMEM;
+            return;
+        }
+        b->d = nd;
+        b->cap = cap;
+    }
+    memcpy(b->d + b->len, data, n);
+    b->len += n;
+}
+
+static void varint(buf *b, uint64_t v)
+{
+    uint8_t tmp[10];
+    size_t n = 0;
+
+    do {
+        tmp[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    put(b, tmp, n);
+}
+
+/* field with wire type 0 (varint); zero values are omitted (proto3). */
+static void field_u64(buf *b, unsigned field, uint64_t v)
+{
+    if (!v)
+        return;
+    varint(b, (uint64_t)field << 3);
+    varint(b, v);
+}
+
+/* field with wire type 2 (length-delimited). */
+static void field_bytes(buf *b, unsigned field, const void *data, size_t n)
+{
+    varint(b, (uint64_t)field << 3 | 2);
+    varint(b, n);
+    put(b, data, n);
+}
+
+static void field_msg(buf *b, unsigned field, buf *msg)
+{
+    if (msg->err)
+        b->err = msg->err;
+    field_bytes(b, field, msg->d, msg->len);
+    msg->len = 0;
+}
+
+/* ---- the string table -------------------------------------------------- */
+
+typedef struct strtab {
+    buf out;                  /* the encoded string_table fields */
+    pp_htab index;
+    char **strs;                /* owned copies */
+    size_t n, cap;
+    int err;
+} strtab;
+
+static uint64_t str_id(strtab *t, const char *s)
+{
+    uint64_t h = pp__hash(s, strlen(s), 11);
+    pp_htab_iter it;
+    uint32_t *slot;
+
+    for (slot = pp__htab_first(&t->index, h, &it); slot; slot = pp__htab_next(&t->index, h, &it))
+        if (strcmp(t->strs[*slot], s) == 0)
+            return *slot;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        char **n = realloc(t->strs, cap * sizeof(*n));
+        if (!n) {
+            t->err = -ENOMEM;
+            return 0;
+        }
+        t->strs = n;
+        t->cap = cap;
+    }
+    if (pp__htab_insert(&t->index, h, (uint32_t)t->n) < 0) {
+        t->err = -ENOMEM;
+        return 0;
+    }
+    if (!(t->strs[t->n] = strdup(s))) {
+        t->err = -ENOMEM;
+        return 0;
+    }
+    field_bytes(&t->out, 6, s, strlen(s));
+    return t->n++;
+}
+
+static void value_type(buf *b, unsigned field, buf *tmp, strtab *t, const char *type,
+                       const char *unit)
+{
+    field_u64(tmp, 1, str_id(t, type));
+    field_u64(tmp, 2, str_id(t, unit));
+    field_msg(b, field, tmp);
+}
+
+int pp_pprof_encode(const pp_profile *p, uint8_t **out, size_t *out_len)
+{
+    buf b = {0}, m = {0}, sub = {0}, packed = {0};
+    strtab t = {0};
+    char sysname[4096];
+    int rc;
+
+    if (pp__htab_init(&t.index, 1024) < 0)
+        return -ENOMEM;
+    str_id(&t, "");
+    value_type(&b, 1, &m, &t, "samples", "count");
+    value_type(&b, 1, &m, &t, "cpu", "nanoseconds");
+    for (uint32_t si = 0; si < p->nstacks; si++) {
+        const pp_stack *s = &p->stacks[si];
+        const uint32_t *ids = pp_stack_ids(p, s);
+
+        for (uint32_t d = s->depth; d-- > 0;)       /* leaf first */
+            varint(&packed, (uint64_t)ids[d] + 1);
+        field_bytes(&m, 1, packed.d, packed.len);
+        packed.len = 0;
+        varint(&packed, s->count);
+        varint(&packed, s->period);
+        field_bytes(&m, 2, packed.d, packed.len);
+        packed.len = 0;
+        field_msg(&b, 2, &m);
+    }
+    for (uint32_t i = 0; i < p->nframes; i++) {
+        const pp_frame *f = &p->frames[i];
+        field_u64(&sub, 1, (uint64_t)i + 1);
+        field_u64(&sub, 2, f->line > 0 ? (uint64_t)f->line : 0);
+        field_u64(&m, 1, (uint64_t)i + 1);
+        field_msg(&m, 4, &sub);
+        field_msg(&b, 4, &m);
+    }
+    for (uint32_t i = 0; i < p->nframes; i++) {
+        const pp_frame *f = &p->frames[i];
+        const char *name = f->kind == PP_FRAME_PYTHON ? f->name : f->label;
+        uint64_t sys;
+
+        if (f->kind == PP_FRAME_PYTHON) {
+            snprintf(sysname, sizeof(sysname), "py::%s:%s", f->name, f->file);
+            sys = str_id(&t, sysname);
+        } else {
+            sys = str_id(&t, name);
+        }
+        field_u64(&m, 1, (uint64_t)i + 1);
+        field_u64(&m, 2, str_id(&t, name));
+        field_u64(&m, 3, sys);
+        field_u64(&m, 4, str_id(&t, f->file));
+        field_u64(&m, 5, f->line > 0 ? (uint64_t)f->line : 0);
+        field_msg(&b, 5, &m);
+    }
+    if (p->time_last_ns > p->time_first_ns)
+        field_u64(&b, 10, p->time_last_ns - p->time_first_ns);
+    value_type(&b, 11, &m, &t, "cpu", "nanoseconds");
+    field_u64(&b, 12, p->samples ? p->period / p->samples : 0);
+    field_u64(&b, 14, str_id(&t, "cpu"));
+    /* string_table (field 6) last: every index is known by now */
+    put(&b, t.out.d, t.out.len);
+    rc = b.err ? b.err : m.err ? m.err : sub.err ? sub.err : packed.err ? packed.err
+         : t.err ? t.err : t.out.err;
+    free(m.d);
+    free(sub.d);
+    free(packed.d);
+    free(t.out.d);
+    for (size_t i = 0; i < t.n; i++)
+        free(t.strs[i]);
+    free(t.strs);
+    pp__htab_free(&t.index);
+    if (rc < 0) {
+        free(b.d);
+        return rc;
+    }
+    *out = b.d;
+    *out_len = b.len;
+    return 0;
+}
+
+/* gzip (RFC 1952) of data[0..len) to out. */
+static int gzip_to(FILE *out, const uint8_t *data, size_t len)
+{
+    z_stream z;
+    uint8_t chunk[65536];
+    int zr;
+
+    memset(&z, 0, sizeof(z));
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -ENOMEM;
+    z.next_in = (Bytef *)data;
+    do {
+        size_t in = len > (1u << 30) ? (1u << 30) : len;
+        z.avail_in = (uInt)in;
+        len -= in;
+        do {
+            z.next_out = chunk;
+            z.avail_out = sizeof(chunk);
+            zr = deflate(&z, len ? Z_NO_FLUSH : Z_FINISH);
+            if (zr == Z_STREAM_ERROR) {
+                deflateEnd(&z);
+                return -EIO;
+            }
+            fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out);
+        } while (z.avail_out == 0);
+    } while (len);
+    deflateEnd(&z);
+    return zr == Z_STREAM_END ? 0 : -EIO;
+}
+
+int pp_write_pprof(const pp_profile *p, FILE *out, const pp_write_opts *o)
+{
+    uint8_t *data;
+    size_t len;
+    int rc;
+
+    (void)o;
+    rc = pp_pprof_encode(p, &data, &len);
+    if (rc < 0)
+        return rc;
+    rc = gzip_to(out, data, len);
+    free(data);
+    if (rc < 0)
+        return rc;
+    return pp__stream_status(out);
+}

@@ -1,0 +1,156 @@
+/*
+ * What the writers share: the format table, escaping for JSON and XML
+ * (profiles hold names from hostile input: any byte may appear, and both
+ * formats must stay well-formed), and the call tree as JSON for the two
+ * embedded viewers (HTML page, and nothing else needs it yet).
+ */
+#include "output.h"
+
+#include <errno.h>
+#include <string.h>
+
+const pp_format pp_formats[] = {
+    {"flamegraph", ".svg", pp_write_flamegraph, "interactive SVG flame graph (default)"},
+    {"html", ".html", pp_write_html, "page: flame graph + sortable function table"},
+    {"speedscope", ".speedscope.json", pp_write_speedscope, "speedscope JSON"},
+    {"pprof", ".pb.gz", pp_write_pprof, "gzipped pprof protobuf"},
+    {"collapsed", ".txt", pp_write_collapsed, "flamegraph.pl's collapsed stacks"},
+    {"perf", ".data", NULL, "the (injected) perf.data, for perf report/Hotspot"},
+};
+const size_t pp_nformats = sizeof(pp_formats) / sizeof(pp_formats[0]);
+
+const pp_format *pp_format_find(const char *name)
+{
+    for (size_t i = 0; name && i < pp_nformats; i++)
+        if (strcmp(pp_formats[i].name, name) == 0)
+            return &pp_formats[i];
+    return NULL;
+}
+
+const char *pp_format_names(void)
+{
+    return "flamegraph, html, speedscope, pprof, collapsed, perf";
+}
+
+int pp__utf8_len(const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    int n;
+    unsigned cp;
+
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        n = 2, cp = s[0] & 0x1f;
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+        n = 3, cp = s[0] & 0x0f;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        n = 4, cp = s[0] & 0x07;
+    else
+        return 0;
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)     /* also stops at the NUL */
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;
+    if (cp == 0xfffe || cp == 0xffff)   /* not characters in XML */
+        return 0;
+    return n;
+}
+
+void pp__json_text(FILE *out, const char *s)
+{
+    while (*s) {
+        unsigned char c = (unsigned char)*s;
+        int n;
+
+        if (c == '"' || c == '\\') {
+            fputc('\\', out);
+            fputc(c, out);
+            s++;
+        } else if (c < 0x20 || c == 0x7f) {
+            fprintf(out, "\\u%04x", c);
+            s++;
+        } else if (c == '<') {           /* safe inside a <script> element */
+            fputs("\\u003c", out);
+            s++;
+        } else if ((n = pp__utf8_len(s)) > 0) {
+            fwrite(s, 1, (size_t)n, out);
+            s += n;
+        } else {
+            fputs("\\ufffd", out);
+            s++;
+        }
+    }
+}
+
+void pp__xml_text(FILE *out, const char *s)
+{
+    while (*s) {
+        unsigned char c = (unsigned char)*s;
+        int n;
+
+        switch (c) {
+        case '&': fputs("&amp;", out); s++; continue;
+        case '<': fputs("&lt;", out); s++; continue;
+        case '>': fputs("&gt;", out); s++; continue;
+        case '"': fputs("&quot;", out); s++; continue;
+        case '\'': fputs("&#39;", out); s++; continue;
+        default: break;
+        }
+        if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            fputs("\xef\xbf\xbd", out);
+            s++;
+        } else if ((n = pp__utf8_len(s)) > 0) {
+            fwrite(s, 1, (size_t)n, out);
+            s += n;
+        } else {
+            fputs("\xef\xbf\xbd", out);
+            s++;
+        }
+    }
+}
+
+const char *pp__title(const pp_profile *p, const pp_write_opts *o)
+{
+    if (o && o->title && *o->title)
+        return o->title;
+    return p->program[0] ? p->program : "perfpy";
+}
+
+int pp__tree_json(const pp_profile *p, const pp_tree *t, FILE *out)
+{
+    static const char *kinds[] = {"py", "native", "kernel", "marker"};
+
+    fputs("{\"f\":[", out);
+    for (uint32_t i = 0; i < p->nframes; i++) {
+        const pp_frame *f = &p->frames[i];
+        fputs(i ? ",[\"" : "[\"", out);
+        pp__json_text(out, f->label);
+        fprintf(out, "\",\"%s\",\"", kinds[f->kind & 3]);
+        pp__json_text(out, f->file);
+        fprintf(out, "\",%d]", f->line);
+    }
+    fputs("],\"n\":[", out);
+    for (uint32_t i = 0; i < t->n; i++) {
+        const pp_tree_node *n = &t->nodes[i];
+        fprintf(out, "%s[%ld,%ld,%llu,%llu]", i ? "," : "",
+                n->frame == PP_NONE ? -1L : (long)n->frame,
+                n->parent == PP_NONE ? -1L : (long)n->parent,
+                (unsigned long long)n->total, (unsigned long long)n->self);
+        if (i % 16 == 15)
+            fputc('\n', out);
+    }
+    fputs("]}", out);
+    return pp__stream_status(out);
+}
+
+int pp__stream_status(FILE *out)
+{
+    if (ferror(out))
+        return errno ? -errno : -EIO;
+    return 0;
+}

@@ -1,0 +1,73 @@
+/*
+ * The output formats, one table: name (what -f takes), file extension, and
+ * the writer. Writers read a finished pp_profile and write to a FILE; they
+ * return 0 or a negative errno (ferror of the stream included). Opening,
+ * flushing and closing the file, and so a full disk, is the caller's job
+ * (report.c writes to a temporary file and renames it on success).
+ *
+ *     name        ext                what it is
+ *     flamegraph  .svg               interactive SVG (zoom, search, tooltips)
+ *     html        .html              flame graph + sortable function table
+ *     speedscope  .speedscope.json   https://www.speedscope.app file format
+ *     pprof       .pb.gz             gzipped profile.proto (go tool pprof, Pyroscope...)
+ *     collapsed   .txt               flamegraph.pl's "a;b;c 12" lines
+ *     perf        .data              the (injected) perf.data, for perf report/Hotspot
+ */
+#ifndef PERFPY_OUTPUT_H
+#define PERFPY_OUTPUT_H
+
+#include "profile.h"
+
+#include <stdio.h>
+
+typedef struct pp_write_opts {
+    const char *title;       /* shown by the graphical formats; NULL: program name */
+} pp_write_opts;
+
+typedef int (*pp_writer_fn)(const pp_profile *p, FILE *out, const pp_write_opts *o);
+
+typedef struct pp_format {
+    const char *name;
+    const char *ext;         /* with the dot */
+    pp_writer_fn write;      /* NULL for "perf": the recording itself */
+    const char *summary;
+} pp_format;
+
+extern const pp_format pp_formats[];
+extern const size_t pp_nformats;
+
+/* The format named name, or NULL. */
+const pp_format *pp_format_find(const char *name);
+/* "flamegraph, html, ..." for messages and --help. */
+const char *pp_format_names(void);
+
+int pp_write_collapsed(const pp_profile *p, FILE *out, const pp_write_opts *o);
+int pp_write_flamegraph(const pp_profile *p, FILE *out, const pp_write_opts *o);
+int pp_write_html(const pp_profile *p, FILE *out, const pp_write_opts *o);
+int pp_write_speedscope(const pp_profile *p, FILE *out, const pp_write_opts *o);
+int pp_write_pprof(const pp_profile *p, FILE *out, const pp_write_opts *o);
+
+/* The uncompressed protobuf of a pprof Profile (tests decode it); malloc'ed. */
+int pp_pprof_encode(const pp_profile *p, uint8_t **buf, size_t *len);
+
+/* ---- helpers the writers share (out_util.c) ---------------------------- */
+
+/* s as the body of a JSON string (no quotes): escapes, invalid UTF-8 -> U+FFFD. */
+void pp__json_text(FILE *out, const char *s);
+/* s as XML/HTML text or attribute value: &<>"' escaped, control characters
+ * and invalid UTF-8 -> U+FFFD (XML 1.0 forbids them). */
+void pp__xml_text(FILE *out, const char *s);
+/* The length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
+int pp__utf8_len(const char *s);
+/* The title to show: o->title, the program, or "perfpy". */
+const char *pp__title(const pp_profile *p, const pp_write_opts *o);
+/* The profile's call tree as compact JSON for the embedded viewers:
+ * {"f":[[label,kind],...],"n":[[frame,parent,total,self],...]} */
+int pp__tree_json(const pp_profile *p, const pp_tree *t, FILE *out);
+/* The flame graph's <svg> element; standalone adds the XML declaration and a
+ * fixed width (the HTML page embeds it at 100% width). out_flamegraph.c. */
+int pp__svg(const pp_profile *p, FILE *out, const pp_write_opts *o, int standalone);
+/* 0, or -EIO (errno's value when set) if the stream has an error. */
+int pp__stream_status(FILE *out);
+
+#endif

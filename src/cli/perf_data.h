@@ -1,0 +1,30 @@
+/*
+ * A quick look inside a perf.data file before running perf on it: does the
+ * recording name any jitdump (then `perf inject --jit` must run first), how
+ * many samples does it hold, and how many events did perf lose?
+ */
+#ifndef PERFPY_PERF_DATA_H
+#define PERFPY_PERF_DATA_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PP_MAX_JITDUMPS 64
+
+typedef struct pp_perf_data_info {
+    int scanned;            /* 0: a format this reader does not walk (pipe mode,
+                               compressed records, other endianness); the
+                               fields below are then unknown */
+    uint64_t samples;       /* PERF_RECORD_SAMPLE records */
+    uint64_t lost;          /* events in PERF_RECORD_LOST + LOST_SAMPLES */
+    size_t njitdumps;       /* distinct jit-<pid>.dump files mapped */
+    char jitdumps[PP_MAX_JITDUMPS][PATH_MAX];
+} pp_perf_data_info;
+
+/* 0; -ENOENT/-EACCES/... from open; -EINVAL if it is not a perf.data file. */
+int pp_perf_data_scan(const char *path, pp_perf_data_info *info);
+/* The same on bytes in memory (tests, fuzzing). */
+int pp_perf_data_scan_buffer(const uint8_t *data, size_t len, pp_perf_data_info *info);
+
+#endif
