@@ -36,7 +36,12 @@ struct pp_engine {
     int nbackends;
     int err;                /* sticky */
     pid_t pid;              /* whose files the backends write */
+    unsigned forks;         /* fork_generation when pid was last checked */
 };
+
+/* Bumped in every forked child (pthread_atfork), so registration notices a
+ * fork without a getpid() system call per function. */
+static volatile unsigned fork_generation;
 
 /* Engines that exist, for the fork handlers. A process has one or two. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -61,6 +66,7 @@ static void after_fork_parent(void)
 
 static void after_fork_child(void)
 {
+    fork_generation++;
     /* The child has one thread; re-initialising is the portable unlock. */
     for (int i = 0; i < 4; i++)
         if (registry[i])
@@ -114,6 +120,7 @@ int pp_engine_open(pp_engine **out, const pp_engine_config *cfg)
     pthread_once(&atfork_once, install_atfork);
     pthread_mutex_init(&e->lock, NULL);
     e->pid = getpid();
+    e->forks = fork_generation;
     rc = pp_arena_init(&e->arena, cfg->backend->slot_size(pp_template_size()));
     if (rc < 0)
         goto fail;
@@ -140,10 +147,14 @@ fail:
 
 static int fork_child_locked(pp_engine *e)
 {
-    pid_t now = getpid();
+    pid_t now;
 
-    if (now == e->pid || e->err)
+    if (e->forks == fork_generation || e->err)
         return e->err;
+    e->forks = fork_generation;
+    now = getpid();
+    if (now == e->pid)
+        return 0;
     e->pid = now;
     for (int i = 0; i < e->nbackends; i++) {
         int rc = e->backends[i]->ops->fork_child(e->backends[i]);

@@ -65,37 +65,48 @@ static void fail_once(const char *what, int err)
     pp__deactivate();
 }
 
-/* UTF-8 of a str, never failing: unencodable characters (lone surrogates
- * from undecodable file names) are escaped. Returns a new bytes object. */
-static PyObject *utf8_of(PyObject *s)
+/* UTF-8 of a str, never failing: the str's own cached UTF-8 when it has
+ * one (no copy), else an escaped copy kept alive in *keep (lone surrogates
+ * from undecodable file names are written as \udcxx). */
+static const char *utf8_of(PyObject *s, PyObject **keep)
 {
+    const char *u;
+
+    *keep = NULL;
     if (!s || !PyUnicode_Check(s))
-        return PyBytes_FromString("?");
-    return PyUnicode_AsEncodedString(s, "utf-8", "backslashreplace");
+        return "?";
+    u = PyUnicode_AsUTF8AndSize(s, NULL);
+    if (u)
+        return u;
+    PyErr_Clear();
+    *keep = PyUnicode_AsEncodedString(s, "utf-8", "backslashreplace");
+    if (!*keep) {
+        PyErr_Clear();
+        return "?";
+    }
+    return PyBytes_AS_STRING(*keep);
 }
 
 static pp_trampoline_fn create(PyObject *code, void *extra)
 {
     pp_trampoline_fn fn = NULL;
-    PyObject *qual = NULL, *file = NULL;
+    PyObject *keep_q = NULL, *keep_f = NULL;
     const char *pending = pp__pending_name(extra);
+    char *qualname = NULL;
     pp_symbol sym;
     int rc;
 
+    memset(&sym, 0, sizeof(sym));
     if (pending) {
-        qual = PyBytes_FromString(pending);
+        /* The slot owns the pending name until the trampoline replaces
+         * it (and frees it): keep a copy for the children's names. */
+        qualname = strdup(pending);
+        sym.qualname = qualname ? qualname : "?";
     } else {
         PyObject *q = pp_code_qualname(code);
-        qual = utf8_of(q ? q : pp_code_name(code));
+        sym.qualname = utf8_of(q ? q : pp_code_name(code), &keep_q);
     }
-    file = utf8_of(pp_code_filename(code));
-    if (!qual || !file) {
-        fail_once("cannot encode a function's name", ENOMEM);
-        goto out;
-    }
-    memset(&sym, 0, sizeof(sym));
-    sym.qualname = PyBytes_AS_STRING(qual);
-    sym.filename = PyBytes_AS_STRING(file);
+    sym.filename = utf8_of(pp_code_filename(code), &keep_f);
     sym.firstlineno = pp_code_firstlineno(code);
     pp__name_children(code, sym.qualname, S.extra);
     rc = pp_engine_register(S.engine, &sym, &fn);
@@ -110,8 +121,9 @@ static pp_trampoline_fn create(PyObject *code, void *extra)
     if (pp_code_set_extra(code, S.extra, (void *)(uintptr_t)fn) < 0)
         PyErr_Clear();
 out:
-    Py_XDECREF(qual);
-    Py_XDECREF(file);
+    free(qualname);
+    Py_XDECREF(keep_q);
+    Py_XDECREF(keep_f);
     return fn;
 }
 
