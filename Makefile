@@ -83,7 +83,7 @@ modules: $(PY_MODULES) $(LIBDIR)/sitecustomize.py
 
 $(LIBDIR)/perfpy.%.so: $(EXT_SRCS) $(EXT_HDRS) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc/python $(PY_INC) -shared -o $@ $(EXT_SRCS) $(ENGINE_LIB) -lpthread
+	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -Isrc/python $(PY_INC) -shared -o $@ $(EXT_SRCS) $(ENGINE_LIB) -lpthread
 
 $(LIBDIR)/sitecustomize.py: src/python/sitecustomize.py
 	@mkdir -p $(dir $@)

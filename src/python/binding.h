@@ -11,8 +11,12 @@
 #include "compat.h"
 #include "perfpy/engine.h"
 
-/* names.c */
-int pp__is_pending_name(void *extra);
+/* names.c. A code-extra slot holds a trampoline (16-byte aligned) or, on
+ * versions without co_qualname, a pending name tagged with the low bit. */
+static inline int pp__is_pending_name(void *extra)
+{
+    return ((uintptr_t)extra & 1u) != 0;
+}
 const char *pp__pending_name(void *extra);      /* NULL if not a name */
 void pp__free_extra(void *extra);               /* the code-extra freefunc */
 void pp__name_children(PyObject *code, const char *qualname, Py_ssize_t index);

@@ -48,12 +48,14 @@ typedef _PyFrameEvalFunction pp_evaluator;
 #if PY_VERSION_HEX < 0x03090000
 typedef PyFrameObject pp_frame;
 #define PP_EVAL_PARAMS PyFrameObject *frame, int throwflag
+#define PP_EVAL_ARGS frame, throwflag
 #define PP_EVAL_CALL(ev) ((ev)(frame, throwflag))
 typedef PyObject *(*pp_tramp_call)(PyFrameObject *, int, void *, pp_evaluator);
 #define PP_TRAMP_CALL(t, ev) (((pp_tramp_call)(uintptr_t)(t))(frame, throwflag, NULL, (ev)))
 #elif PY_VERSION_HEX < 0x030B0000
 typedef PyFrameObject pp_frame;
 #define PP_EVAL_PARAMS PyThreadState *tstate, PyFrameObject *frame, int throwflag
+#define PP_EVAL_ARGS tstate, frame, throwflag
 #define PP_EVAL_CALL(ev) ((ev)(tstate, frame, throwflag))
 typedef PyObject *(*pp_tramp_call)(PyThreadState *, PyFrameObject *, int,
                                    pp_evaluator);
@@ -61,6 +63,7 @@ typedef PyObject *(*pp_tramp_call)(PyThreadState *, PyFrameObject *, int,
 #else
 typedef struct _PyInterpreterFrame pp_frame;
 #define PP_EVAL_PARAMS PyThreadState *tstate, struct _PyInterpreterFrame *frame, int throwflag
+#define PP_EVAL_ARGS tstate, frame, throwflag
 #define PP_EVAL_CALL(ev) ((ev)(tstate, frame, throwflag))
 typedef PyObject *(*pp_tramp_call)(PyThreadState *, struct _PyInterpreterFrame *,
                                    int, pp_evaluator);
@@ -125,6 +128,22 @@ static inline void pp_set_evaluator(PyInterpreterState *interp, pp_evaluator ev)
 static inline Py_ssize_t pp_request_code_extra_index(freefunc f)
 {
     return _PyEval_RequestCodeExtraIndex(f);
+}
+
+/* The layout of a code object's co_extra block (Objects/codeobject.c keeps
+ * it private; it is the same from 3.6 to 3.13). The hook reads slots
+ * through it; hook.c checks it against _PyCode_GetExtra before use. */
+typedef struct pp_code_extra_block {
+    Py_ssize_t ce_size;
+    void *ce_extras[1];
+} pp_code_extra_block;
+
+/* The slot's value read directly (the hot path), or NULL when unset. */
+static inline void *pp_code_extra_fast(PyObject *code, Py_ssize_t index)
+{
+    pp_code_extra_block *b = (pp_code_extra_block *)((PyCodeObject *)code)->co_extra;
+
+    return b && index < b->ce_size ? b->ce_extras[index] : NULL;
 }
 
 /* The slot's value, or NULL when unset (never raises for a code object). */

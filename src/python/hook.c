@@ -50,6 +50,7 @@ static struct {
     pp_evaluator prev;            /* what trampolines call */
     int active;
     int failed;                   /* a failure turned perfpy off for good */
+    int fast_extra;               /* co_extra read directly (checked layout) */
 } S = { .extra = -1 };
 
 static PyObject *pp_eval(PP_EVAL_PARAMS);
@@ -168,29 +169,72 @@ static int stack_nearly_full(void)
     return (uintptr_t)__builtin_frame_address(0) < stack_floor;
 }
 
-static PyObject *pp_eval(PP_EVAL_PARAMS)
+/* Out of line: the first call of a code object (or one with a pending
+ * name), and every call when co_extra cannot be read directly. */
+static __attribute__((noinline)) PyObject *other_call(PP_EVAL_PARAMS)
 {
-    pp_evaluator prev = S.prev;
+    PyObject *code = pp_frame_code(frame);
+    void *extra = pp_code_extra(code, S.extra);
+    pp_trampoline_fn fn = (pp_trampoline_fn)(uintptr_t)extra;
 
-    if (PP_PYTHON_DEPTH() > PP_DEEP && stack_nearly_full()) {
+    if (!extra || pp__is_pending_name(extra))
+        fn = slow_path(code, extra);
+    return fn ? PP_TRAMP_CALL(fn, S.prev) : PP_EVAL_CALL(S.prev);
+}
+
+/* Every call, as short as it can be: each way out is a tail call, so no
+ * frame of perfpy's stays on the stack and no register is saved. */
+#define PP_HOT_PATH                                                        \
+    do {                                                                   \
+        PyObject *code_ = pp_frame_code(frame);                            \
+        if (__builtin_expect(S.active && code_ && PyCode_Check(code_), 1)) { \
+            void *x_ = S.fast_extra ? pp_code_extra_fast(code_, S.extra) : NULL; \
+            if (__builtin_expect(x_ != NULL && !pp__is_pending_name(x_), 1)) \
+                return PP_TRAMP_CALL(x_, S.prev);                          \
+            return other_call(PP_EVAL_ARGS);                               \
+        }                                                                  \
+        return PP_EVAL_CALL(S.prev);                                       \
+    } while (0)
+
+/* Deep in Python frames: check the native stack first. */
+static __attribute__((noinline)) PyObject *deep_call(PP_EVAL_PARAMS)
+{
+    if (stack_nearly_full()) {
         PyErr_Format(PyExc_RecursionError,
                      "maximum recursion depth exceeded: the native stack is "
                      "nearly full at %d Python frames (with perf support on, "
                      "every Python call is also a C call)", PP_PYTHON_DEPTH());
-        return PP_EVAL_THROW(prev);
+        return PP_EVAL_THROW(S.prev);
     }
-    if (S.active) {
-        PyObject *code = pp_frame_code(frame);
-        if (code && PyCode_Check(code)) {
-            void *extra = pp_code_extra(code, S.extra);
-            pp_trampoline_fn fn = (pp_trampoline_fn)(uintptr_t)extra;
-            if (!extra || pp__is_pending_name(extra))
-                fn = slow_path(code, extra);
-            if (fn)
-                return PP_TRAMP_CALL(fn, prev);
-        }
+    PP_HOT_PATH;
+}
+
+static __attribute__((optimize("omit-frame-pointer"))) PyObject *pp_eval(PP_EVAL_PARAMS)
+{
+    if (__builtin_expect(PP_PYTHON_DEPTH() > PP_DEEP, 0))
+        return deep_call(PP_EVAL_ARGS);
+    PP_HOT_PATH;
+}
+
+/* Whether co_extra has the layout pp_code_extra_fast assumes: a slot set
+ * through the API reads back the same through the mirror. */
+static int check_fast_extra(void)
+{
+    PyObject *code = (PyObject *)PyCode_NewEmpty("perfpy", "probe", 1);
+    int ok = 0;
+
+    if (!code) {
+        PyErr_Clear();
+        return 0;
     }
-    return PP_EVAL_CALL(prev);
+    if (pp_code_set_extra(code, S.extra, (void *)(uintptr_t)0x5050) == 0)
+        ok = pp_code_extra_fast(code, S.extra) == (void *)(uintptr_t)0x5050 &&
+             pp_code_extra(code, S.extra) == (void *)(uintptr_t)0x5050;
+    PyErr_Clear();
+    pp_code_set_extra(code, S.extra, NULL);
+    PyErr_Clear();
+    Py_DECREF(code);
+    return ok;
 }
 
 /* ---- activation ----------------------------------------------------------- */
@@ -285,6 +329,7 @@ int pp__activate(const pp_backend_ops *ops, pp_activation_error *e)
                          "no code-extra index left in this interpreter (too "
                          "many tools use them)%s%s", NULL);
         }
+        S.fast_extra = check_fast_extra();
         if (pp__name_existing_functions(S.extra) < 0) {
             e->why = PP_ERR_PYTHON;
             return -1;

@@ -259,8 +259,10 @@ static int register_at_fork(PyObject *module)
     return rc;
 }
 
-PyMODINIT_FUNC PyInit_perfpy(void);
-PyMODINIT_FUNC PyInit_perfpy(void)
+/* Exported by name even where PyMODINIT_FUNC does not say so (3.8) and the
+ * module is built with -fvisibility=hidden. */
+__attribute__((visibility("default"))) PyMODINIT_FUNC PyInit_perfpy(void);
+__attribute__((visibility("default"))) PyMODINIT_FUNC PyInit_perfpy(void)
 {
     PyObject *m = PyModule_Create(&moduledef);
 

@@ -27,11 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int pp__is_pending_name(void *extra)
-{
-    return ((uintptr_t)extra & 1u) != 0;
-}
-
 static char *untag(void *extra)
 {
     return (char *)((uintptr_t)extra & ~(uintptr_t)1);
