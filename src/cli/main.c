@@ -1,8 +1,12 @@
 /*
  * perfpy: the command. A table of subcommands, one file each.
  *
+ *   perfpy record  [options] -- python app.py ...
  *   perfpy run     [--mode perf|jit] -- python app.py ...
  *   perfpy report  [-f FORMAT] [-o FILE] perf.data
+ *   perfpy jitdump FILE
+ *
+ * Rows without a summary are internal (not listed in --help).
  */
 #include "cli.h"
 #include "perfpy/engine.h"
@@ -11,8 +15,11 @@
 #include <string.h>
 
 static const pp_command commands[] = {
+    {"record", pp_cmd_record, "profile a Python program with perf and write a profile"},
     {"run", pp_cmd_run, "run a Python program with the engine active (no perf)"},
     {"report", pp_cmd_report, "write a profile from an existing perf.data"},
+    {"jitdump", pp_cmd_jitdump, "check and summarise a jit-<pid>.dump file"},
+    {"__exec", pp_cmd_exec, NULL},
 };
 
 static void help(FILE *out)
@@ -25,15 +32,17 @@ static void help(FILE *out)
             "\n"
             "commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(out, "  %-8s  %s\n", commands[i].name, commands[i].summary);
+        if (commands[i].summary)
+            fprintf(out, "  %-8s  %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\n"
             "options:\n"
             "  -h, --help     this help; `perfpy <command> --help` for a command\n"
             "  -V, --version  print the version\n"
             "\n"
-            "example:\n"
-            "  perf record -F 999 --call-graph dwarf -- perfpy run -- python app.py\n");
+            "examples:\n"
+            "  perfpy record -- python app.py                 (writes app-<time>.svg)\n"
+            "  perfpy record -f html -o app.html -- python app.py\n");
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,896 @@
+/*
+ * perfpy record [options] -- python app.py ...
+ * perfpy record [options] -p PID
+ *
+ * From a Python program to the profile people read, in one command: the
+ * five-step perf workflow done right for the target interpreter.
+ *
+ *   perfpy record
+ *     1. probe the interpreter: version, module built for it, frame pointers
+ *     2. mode: perf map + frame-pointer call graphs if libpython keeps frame
+ *        pointers, jitdump + DWARF call graphs otherwise (--mode to force)
+ *     3. perf record -k 1 --no-bpf-event -e cpu-clock -F RATE --call-graph ...
+ *          -- perfpy __exec --stderr-fd N -- python app.py
+ *        with PYTHONPATH=<module dir> PERFPY=<mode> PERFPY_JITDUMP_DIR=<tmp>
+ *        PERFPY_LINES_DIR=<tmp>: the program and every Python child start
+ *        the engine; dumps and line sidecars land in a private directory
+ *     4. report.c: perf inject --jit (throw-away build-id dir), perf script,
+ *        fold, write the format; summary on stderr
+ *     5. remove what perfpy and the engine created (maps, dumps, jitted ELFs,
+ *        the temporary directory) unless --keep; exit with the program's
+ *        status
+ *
+ * perf's own stderr goes to a pipe so its errors can be explained (perf
+ * missing, not permitted); the program keeps the real stderr: perfpy passes
+ * it down as an inherited descriptor and `perfpy __exec` puts it back on fd 2
+ * before exec'ing the program (same pid, no extra process).
+ *
+ * Nothing recorded is lost: if post-processing fails (output not writable,
+ * disk full), the recording stays in its directory and the command to
+ * finish it is printed.
+ */
+#include "cli.h"
+#include "report.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_RATE 399
+#define DEFAULT_STACK 32768
+#define MAX_STACK 65528
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: perfpy record [options] [--] PROGRAM [ARGS...]\n"
+            "       perfpy record [options] -p PID\n"
+            "\n"
+            "Profile a Python program with perf and write a profile: Python functions\n"
+            "(qualname (file:line)), C extensions, libc and the kernel in one stack, on\n"
+            "every CPython from 3.8. The program needs no change; children (fork,\n"
+            "multiprocessing, subprocess running Python) are profiled too. A summary goes\n"
+            "to stderr; the exit status is the program's.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output FILE     where to write (default: <program>-<timestamp>.<ext>\n"
+            "                        in the current directory)\n"
+            "  -f, --format FORMAT   flamegraph (default; interactive .svg), html (flame\n"
+            "                        graph + sortable table), speedscope (.speedscope.json),\n"
+            "                        pprof (.pb.gz), collapsed (.txt), perf (injected\n"
+            "                        perf.data for perf report/Hotspot; its jitted ELFs are\n"
+            "                        kept in FILE.jit/)\n"
+            "  -r, --rate HZ         samples per second per busy thread (default: %d;\n"
+            "                        with the default stack size a 60-second recording of\n"
+            "                        one busy thread is about 0.8 GB)\n"
+            "  -d, --duration SECS   stop after SECS seconds (the program is then\n"
+            "                        terminated; default: until the program exits or Ctrl-C)\n"
+            "  -p, --pid PID         attach to a running process whose perfpy engine is\n"
+            "                        already active (PERFPY=jit or -X perf_jit); stop with\n"
+            "                        Ctrl-C or --duration\n"
+            "      --mode MODE       auto (default): perf map + frame pointers when the\n"
+            "                        interpreter keeps frame pointers, else jit; perf: names,\n"
+            "                        frame-pointer stacks; jit: jitdump + DWARF unwinding,\n"
+            "                        whole stacks without frame pointers\n"
+            "      --stack-size BYTES  stack copied per sample for DWARF unwinding, a\n"
+            "                        multiple of 8 up to %d (default: %d, about 50\n"
+            "                        Python frames)\n"
+            "      --native          keep C, libc and kernel frames (default)\n"
+            "      --no-native       Python frames only\n"
+            "      --keep            keep the recording and intermediate files (the\n"
+            "                        directory is printed)\n"
+            "  -h, --help            this help\n"
+            "\n"
+            "environment:\n"
+            "  PERF                  the perf executable (default: perf on PATH)\n"
+            "  TMPDIR                where the recording directory goes (default: /tmp)\n"
+            "\n"
+            "examples:\n"
+            "  perfpy record -- python app.py\n"
+            "  perfpy record -f html -o app.html -r 999 -- python -m mypackage\n",
+            DEFAULT_RATE, MAX_STACK, DEFAULT_STACK);
+}
+
+typedef struct record_opts {
+    const char *output;
+    const pp_format *format;
+    long rate;
+    double duration;             /* seconds, 0 = none */
+    long pid;                    /* -p, 0 = none */
+    const char *mode;            /* "auto", "perf", "jit" */
+    long stack_size;
+    int no_native;
+    int keep;
+    char **argv;                 /* the program, NULL with -p */
+} record_opts;
+
+/* ---- the target interpreter ------------------------------------------------ */
+
+typedef struct interp_info {
+    int known;                   /* the probe ran and said what it is */
+    int major, minor;
+    int cpython;
+    int frame_pointers;
+    char ext_suffix[64];
+    char path[PATH_MAX];
+} interp_info;
+
+/* Resolves name like execvp would; 0 or -1. */
+static int which(const char *name, char *buf, size_t cap)
+{
+    const char *path = getenv("PATH");
+
+    if (strchr(name, '/')) {
+        if (access(name, X_OK) != 0)
+            return -1;
+        snprintf(buf, cap, "%s", name);
+        return 0;
+    }
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *end = strchr(path, ':');
+        size_t n = end ? (size_t)(end - path) : strlen(path);
+        struct stat st;
+        snprintf(buf, cap, "%.*s/%s", (int)n, n ? path : ".", name);
+        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+            return 0;
+        path += n + (end ? 1 : 0);
+    }
+    return -1;
+}
+
+/* For a script with a "#!" line, the interpreter it names (env resolved). */
+static void shebang_interpreter(const char *path, char *buf, size_t cap)
+{
+    char line[PATH_MAX], *p, *word;
+    FILE *f = fopen(path, "r");
+
+    buf[0] = '\0';
+    if (!f)
+        return;
+    if (!fgets(line, sizeof(line), f) || strncmp(line, "#!", 2) != 0) {
+        fclose(f);
+        return;
+    }
+    fclose(f);
+    p = line + 2;
+    p[strcspn(p, "\r\n")] = '\0';
+    word = strtok(p, " \t");
+    if (word && strcmp(word, "/usr/bin/env") == 0) {
+        word = strtok(NULL, " \t");
+        while (word && word[0] == '-')
+            word = strtok(NULL, " \t");
+        if (!word || which(word, buf, cap) != 0)
+            buf[0] = '\0';
+        return;
+    }
+    if (word)
+        snprintf(buf, cap, "%s", word);
+}
+
+static const char probe_code[] =
+    "import sys, sysconfig\n"
+    "v = sys.version_info\n"
+    "flags = ' '.join(str(sysconfig.get_config_var(k) or '') for k in "
+    "('CFLAGS', 'PY_CFLAGS', 'PY_CFLAGS_NODIST', 'CONFIGURE_CFLAGS'))\n"
+    "print(sys.implementation.name, v[0], v[1], sysconfig.get_config_var('EXT_SUFFIX'),"
+    " int('-fno-omit-frame-pointer' in flags))\n";
+
+/* Runs `python -c probe_code`; fills info when it answers. */
+static void probe_interpreter(const char *exe, interp_info *info)
+{
+    int pipefd[2];
+    pid_t pid;
+    char out[512];
+    ssize_t n = 0, got;
+    int status;
+    char impl[32];
+
+    if (pipe2(pipefd, O_CLOEXEC) != 0)
+        return;
+    pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDWR);
+        dup2(pipefd[1], 1);
+        if (devnull >= 0) {
+            dup2(devnull, 0);
+            dup2(devnull, 2);
+        }
+        unsetenv("PYTHONPATH");
+        unsetenv("PYTHONSTARTUP");
+        execl(exe, exe, "-S", "-c", probe_code, (char *)NULL);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    while (pid > 0 && n < (ssize_t)sizeof(out) - 1 &&
+           (got = read(pipefd[0], out + n, sizeof(out) - 1 - (size_t)n)) != 0) {
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            break;
+        n += got;
+    }
+    close(pipefd[0]);
+    if (pid < 0)
+        return;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    out[n] = '\0';
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return;
+    if (sscanf(out, "%31s %d %d %63s %d", impl, &info->major, &info->minor,
+               info->ext_suffix, &info->frame_pointers) == 5) {
+        info->known = 1;
+        info->cpython = strcmp(impl, "cpython") == 0;
+        snprintf(info->path, sizeof(info->path), "%s", exe);
+    }
+}
+
+/* 0 when the program may be recorded (info filled as far as known), else
+ * exit status after saying what is wrong. */
+static int check_program(char **argv, const char *libdir, interp_info *info)
+{
+    char exe[PATH_MAX], interp[PATH_MAX], module[PATH_MAX + 128];
+
+    memset(info, 0, sizeof(*info));
+    if (which(argv[0], exe, sizeof(exe)) != 0)
+        return pp_fail("cannot find '%s'%s (is the interpreter installed? give its "
+                       "full path, e.g. /usr/bin/python3)", argv[0],
+                       strchr(argv[0], '/') ? "" : " on PATH");
+    probe_interpreter(exe, info);
+    if (!info->known) {
+        shebang_interpreter(exe, interp, sizeof(interp));
+        if (interp[0])
+            probe_interpreter(interp, info);
+    }
+    if (!info->known) {
+        fprintf(stderr, "perfpy: '%s' does not answer as a Python interpreter; recording "
+                "it anyway (the Python processes it starts are profiled)\n", argv[0]);
+        return 0;
+    }
+    if (!info->cpython)
+        return pp_fail("%s is not CPython; perfpy supports CPython 3.8 to 3.13", info->path);
+    if (info->major != 3 || info->minor < 8)
+        return pp_fail("%s is Python %d.%d; perfpy supports CPython 3.8 to 3.13 (use a "
+                       "newer interpreter)", info->path, info->major, info->minor);
+    snprintf(module, sizeof(module), "%s/perfpy%s", libdir, info->ext_suffix);
+    if (access(module, R_OK) != 0)
+        return pp_fail("no perfpy module for Python %d.%d (%s is missing): build it with "
+                       "`make PYTHONS=%s`", info->major, info->minor, module, info->path);
+    return 0;
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, record_opts *o)
+{
+    enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP };
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"format", required_argument, NULL, 'f'},
+        {"rate", required_argument, NULL, 'r'},
+        {"duration", required_argument, NULL, 'd'},
+        {"pid", required_argument, NULL, 'p'},
+        {"mode", required_argument, NULL, OPT_MODE},
+        {"stack-size", required_argument, NULL, OPT_STACK},
+        {"native", no_argument, NULL, OPT_NATIVE},
+        {"no-native", no_argument, NULL, OPT_NO_NATIVE},
+        {"keep", no_argument, NULL, OPT_KEEP},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    char *end;
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    o->rate = DEFAULT_RATE;
+    o->mode = "auto";
+    o->stack_size = DEFAULT_STACK;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+o:f:r:d:p:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            o->output = optarg;
+            break;
+        case 'f':
+            o->format = pp_format_find(optarg);
+            if (!o->format)
+                return pp_usage_error("record", "unknown format '%s' (one of: %s)", optarg,
+                                      pp_format_names());
+            break;
+        case 'r':
+            if (parse_long(optarg, 1, 100000, &o->rate) < 0)
+                return pp_usage_error("record", "--rate takes a whole number of samples "
+                                      "per second from 1 to 100000, not '%s'", optarg);
+            break;
+        case 'd':
+            errno = 0;
+            o->duration = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(o->duration > 0) || o->duration > 1e7)
+                return pp_usage_error("record", "--duration takes a positive number of "
+                                      "seconds, not '%s'", optarg);
+            break;
+        case 'p':
+            if (parse_long(optarg, 1, 1L << 30, &o->pid) < 0)
+                return pp_usage_error("record", "--pid takes a process id, not '%s'", optarg);
+            break;
+        case OPT_MODE:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "jit"))
+                return pp_usage_error("record", "--mode must be auto, perf or jit, not '%s'",
+                                      optarg);
+            o->mode = optarg;
+            break;
+        case OPT_STACK:
+            if (parse_long(optarg, 8, MAX_STACK, &o->stack_size) < 0 || o->stack_size % 8)
+                return pp_usage_error("record", "--stack-size takes a multiple of 8 from 8 "
+                                      "to %d bytes, not '%s'", MAX_STACK, optarg);
+            break;
+        case OPT_NATIVE:
+            o->no_native = 0;
+            break;
+        case OPT_NO_NATIVE:
+            o->no_native = 1;
+            break;
+        case OPT_KEEP:
+            o->keep = 1;
+            break;
+        case 'h':
+            help(stdout);
+            return pp_close_stdout() == 0 ? -1 : PP_EXIT_FAIL;
+        case ':':
+            return pp_usage_error("record", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return pp_usage_error("record", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        o->argv = argv + optind;
+    if (!o->argv && !o->pid)
+        return pp_usage_error("record", "no program given (perfpy record -- python app.py, "
+                              "or -p PID)");
+    if (o->argv && o->pid)
+        return pp_usage_error("record", "give a program or --pid, not both");
+    if (!o->format)
+        o->format = pp_format_find("flamegraph");
+    return 0;
+}
+
+/* ---- names ------------------------------------------------------------------- */
+
+/* "app" for `python app.py`, "pkg" for `python -m pkg`, else the command. */
+static void program_stem(const record_opts *o, char *buf, size_t cap)
+{
+    const char *name = NULL, *slash, *dot;
+    char comm[64] = "";
+
+    if (o->pid) {
+        char path[64];
+        FILE *f;
+        snprintf(path, sizeof(path), "/proc/%ld/comm", o->pid);
+        f = fopen(path, "r");
+        if (f && fgets(comm, sizeof(comm), f))
+            comm[strcspn(comm, "\n")] = '\0';
+        if (f)
+            fclose(f);
+        snprintf(buf, cap, "%s", comm[0] ? comm : "pid");
+        return;
+    }
+    for (int i = 1; o->argv[i]; i++) {
+        const char *a = o->argv[i];
+        if (strcmp(a, "-m") == 0 && o->argv[i + 1]) {
+            name = o->argv[i + 1];
+            break;
+        }
+        if (strcmp(a, "-c") == 0)
+            break;
+        if (a[0] != '-') {
+            name = a;
+            break;
+        }
+        if ((strcmp(a, "-X") == 0 || strcmp(a, "-W") == 0) && o->argv[i + 1])
+            i++;
+    }
+    if (!name)
+        name = o->argv[0];
+    slash = strrchr(name, '/');
+    name = slash && slash[1] ? slash + 1 : name;
+    dot = strrchr(name, '.');
+    if (dot && strcmp(dot, ".py") == 0)
+        snprintf(buf, cap, "%.*s", (int)(dot - name), name);
+    else
+        snprintf(buf, cap, "%s", name);
+}
+
+static void default_output(const record_opts *o, char *buf, size_t cap)
+{
+    char stem[128], stamp[32];
+    time_t t = time(NULL);
+    struct tm tm;
+
+    program_stem(o, stem, sizeof(stem));
+    localtime_r(&t, &tm);
+    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+    if (strcmp(o->format->name, "perf") == 0)
+        snprintf(buf, cap, "%s-%s.perf.data", stem, stamp);
+    else
+        snprintf(buf, cap, "%s-%s%s", stem, stamp, o->format->ext);
+}
+
+/* ---- running perf ------------------------------------------------------------- */
+
+static volatile sig_atomic_t stop_requested;
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+typedef struct run_state {
+    pid_t perf;
+    int err_fd;                  /* perf's stderr, read end */
+    char err[16384];             /* the last bytes perf wrote on stderr */
+    size_t err_len;
+    int status;                  /* perf's wait status */
+    int stopped;                 /* perfpy stopped perf (duration, Ctrl-C) */
+    double seconds;
+} run_state;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void keep_err(run_state *st, const char *buf, size_t n)
+{
+    if (n >= sizeof(st->err)) {
+        buf += n - (sizeof(st->err) - 1);
+        n = sizeof(st->err) - 1;
+    }
+    if (st->err_len + n >= sizeof(st->err)) {
+        size_t drop = st->err_len + n - (sizeof(st->err) - 1);
+        memmove(st->err, st->err + drop, st->err_len - drop);
+        st->err_len -= drop;
+    }
+    memcpy(st->err + st->err_len, buf, n);
+    st->err_len += n;
+    st->err[st->err_len] = '\0';
+}
+
+static void status_line(double elapsed, int done)
+{
+    if (done)
+        fprintf(stderr, "\r\033[K");
+    else
+        fprintf(stderr, "\r\033[Kperfpy: recording %.1f s (Ctrl-C stops and writes the "
+                "profile)", elapsed);
+    fflush(stderr);
+}
+
+/* Waits for perf, reading its stderr, stopping it on Ctrl-C or after the
+ * duration, drawing the status line on a terminal. */
+static void supervise(run_state *st, double duration)
+{
+    double t0 = now_s(), next_draw = t0 + 1.0;
+    int live = isatty(2), drawn = 0, open_err = 1, sent = 0;
+
+    for (;;) {
+        struct pollfd p = {st->err_fd, POLLIN, 0};
+        double now = now_s();
+        int r, status;
+
+        if (!sent && (stop_requested || (duration > 0 && now - t0 >= duration))) {
+            kill(st->perf, SIGINT);
+            st->stopped = 1;
+            sent = 1;
+        }
+        if (waitpid(st->perf, &status, WNOHANG) == st->perf) {
+            st->status = status;
+            break;
+        }
+        r = open_err ? poll(&p, 1, 100) : poll(NULL, 0, 100);
+        if (r > 0 && open_err) {
+            char buf[4096];
+            ssize_t n = read(st->err_fd, buf, sizeof(buf));
+            if (n > 0)
+                keep_err(st, buf, (size_t)n);
+            else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+                open_err = 0;
+        }
+        if (live && now_s() >= next_draw) {
+            status_line(now_s() - t0, 0);
+            drawn = 1;
+            next_draw += 0.5;
+        }
+    }
+    for (;;) {   /* what perf wrote just before exiting */
+        char buf[4096];
+        ssize_t n = open_err ? read(st->err_fd, buf, sizeof(buf)) : 0;
+        if (n <= 0)
+            break;
+        keep_err(st, buf, (size_t)n);
+    }
+    if (drawn)
+        status_line(0, 1);
+    st->seconds = now_s() - t0;
+}
+
+static int start_perf(char **argv, run_state *st)
+{
+    int pipefd[2];
+
+    if (pipe2(pipefd, O_CLOEXEC) != 0)
+        return -errno;
+    st->perf = fork();
+    if (st->perf < 0) {
+        int err = -errno;
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return err;
+    }
+    if (st->perf == 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        dup2(pipefd[1], 2);
+        execvp(argv[0], argv);
+        fprintf(stderr, "perfpy-exec-failed: %s\n", strerror(errno));
+        _exit(127);
+    }
+    close(pipefd[1]);
+    st->err_fd = pipefd[0];
+    return 0;
+}
+
+/* Why perf could not record, in words that say what to do. */
+static void explain_perf_failure(const run_state *st)
+{
+    const char *e = st->err;
+    char paranoid[16] = "?";
+    FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+
+    if (f) {
+        if (fgets(paranoid, sizeof(paranoid), f))
+            paranoid[strcspn(paranoid, "\n")] = '\0';
+        fclose(f);
+    }
+    if (strstr(e, "perfpy-exec-failed"))
+        pp_fail("cannot run perf (%s); install it: apt-get install linux-perf "
+                "(Debian) or linux-tools-$(uname -r) (Ubuntu)", strstr(e, ": ") ? strstr(e, ": ") + 2 : e);
+    else if (strstr(e, "perf_event_paranoid") || strstr(e, "ermission") ||
+             strstr(e, "Access to performance monitoring"))
+        pp_fail("perf is not permitted to record here (kernel.perf_event_paranoid=%s). "
+                "Run perfpy as root, or let users record their own processes: "
+                "sudo sysctl kernel.perf_event_paranoid=1 (user space only: 2; "
+                "see `perfpy doctor`). perf said:\n%s", paranoid, e);
+    else if (strstr(e, "clockid") || strstr(e, "use_clockid"))
+        pp_fail("this perf cannot timestamp with CLOCK_MONOTONIC (-k 1), which jit "
+                "mode needs; upgrade perf, or use --mode perf. perf said:\n%s", e);
+    else
+        pp_fail("perf record failed. perf said:\n%s", e[0] ? e : "(nothing)");
+}
+
+/* ---- cleaning up -------------------------------------------------------------- */
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st; (void)flag; (void)ftw;
+    return remove(path);
+}
+
+/* The engine in each process wrote <dir>/perfpy-<pid>.lines: exactly the
+ * processes whose /tmp/perf-<pid>.map perfpy must remove. */
+static void remove_maps(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        int pid;
+        char tail[8], path[64];
+        if (sscanf(e->d_name, "perfpy-%d.%7s", &pid, tail) == 2 &&
+            strcmp(tail, "lines") == 0) {
+            snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+            unlink(path);
+        }
+    }
+    closedir(d);
+}
+
+/* ---- the command ---------------------------------------------------------------- */
+
+static int program_status(const run_state *st)
+{
+    if (WIFEXITED(st->status))
+        return WEXITSTATUS(st->status);
+    if (WIFSIGNALED(st->status))
+        return 128 + WTERMSIG(st->status);
+    return PP_EXIT_FAIL;
+}
+
+static void describe_program_end(const run_state *st, int status)
+{
+    if (st->stopped)
+        fprintf(stderr, "perfpy: recording stopped after %.1f s\n", st->seconds);
+    else if (WIFSIGNALED(st->status))
+        fprintf(stderr, "perfpy: the program was killed by signal %d (%s); its profile "
+                "is still written\n", WTERMSIG(st->status), strsignal(WTERMSIG(st->status)));
+    else if (status != 0)
+        fprintf(stderr, "perfpy: the program exited with status %d; its profile is still "
+                "written\n", status);
+}
+
+/* argv for perf record; returns the number of entries. */
+static int perf_argv(const char *perf, const record_opts *o, const char *mode,
+                     const char *data, const char *self, const char *stderr_fd,
+                     char *rate, char *callgraph, char *pid, char **out)
+{
+    int n = 0;
+
+    out[n++] = (char *)perf;
+    out[n++] = "record";
+    out[n++] = "-q";
+    out[n++] = "--no-bpf-event";
+    out[n++] = "-k";
+    out[n++] = "1";
+    out[n++] = "-e";
+    out[n++] = "cpu-clock";
+    out[n++] = "-F";
+    snprintf(rate, 32, "%ld", o->rate);
+    out[n++] = rate;
+    out[n++] = "--call-graph";
+    if (strcmp(mode, "perf") == 0)
+        snprintf(callgraph, 32, "fp");
+    else
+        snprintf(callgraph, 32, "dwarf,%ld", o->stack_size);
+    out[n++] = callgraph;
+    out[n++] = "-o";
+    out[n++] = (char *)data;
+    if (o->pid) {
+        snprintf(pid, 32, "%ld", o->pid);
+        out[n++] = "-p";
+        out[n++] = pid;
+    } else {
+        out[n++] = "--";
+        out[n++] = (char *)self;
+        out[n++] = "__exec";
+        out[n++] = "--stderr-fd";
+        out[n++] = (char *)stderr_fd;
+        out[n++] = "--";
+        for (int i = 0; o->argv[i]; i++)
+            out[n++] = o->argv[i];
+    }
+    out[n] = NULL;
+    return n;
+}
+
+static int self_exe(char *buf, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+
+    if (n < 0)
+        return -1;
+    buf[n] = '\0';
+    return 0;
+}
+
+int pp_cmd_record(int argc, char **argv)
+{
+    record_opts o;
+    interp_info info;
+    char libdir[PATH_MAX], perf[PATH_MAX], dir[PATH_MAX], data[PATH_MAX + 16];
+    char output[PATH_MAX], jitdir[PATH_MAX + 8], self[PATH_MAX], fdbuf[16];
+    char rate[32], callgraph[32], pidbuf[32];
+    const char *mode;
+    char **pargv;
+    run_state st;
+    pp_report_opts ro = PP_REPORT_OPTS_INIT;
+    pp_report_result rr;
+    struct sigaction sa, old_int, old_term;
+    int rc, status, saved_stderr, exit_code;
+
+    rc = parse_options(argc, argv, &o);
+    if (rc != 0)
+        return rc < 0 ? PP_EXIT_OK : rc;
+    if (pp_report_find_perf(NULL, perf, sizeof(perf)) < 0)
+        return PP_EXIT_FAIL;
+    if (self_exe(self, sizeof(self)) < 0)
+        return pp_fail("cannot find perfpy's own executable: %s", strerror(errno));
+    memset(&info, 0, sizeof(info));
+    if (o.argv) {
+        if (pp_find_libdir(libdir, sizeof(libdir)) < 0)
+            return PP_EXIT_FAIL;
+        rc = check_program(o.argv, libdir, &info);
+        if (rc != 0)
+            return rc;
+    } else if (kill((pid_t)o.pid, 0) != 0 && errno == ESRCH) {
+        return pp_fail("no process %ld (is it still running?)", o.pid);
+    }
+    mode = o.mode;
+    if (strcmp(mode, "auto") == 0)
+        mode = info.known && info.frame_pointers ? "perf" : "jit";
+    if (o.pid && strcmp(o.mode, "auto") == 0)
+        mode = "jit";   /* an attached process: DWARF stacks work either way */
+    if (o.output)
+        snprintf(output, sizeof(output), "%s", o.output);
+    else
+        default_output(&o, output, sizeof(output));
+
+    /* The recording's own directory: perf.data, dumps, line sidecars. */
+    {
+        const char *t = getenv("TMPDIR");
+        snprintf(dir, sizeof(dir), "%s/perfpy-record-XXXXXX", t && *t ? t : "/tmp");
+    }
+    if (!mkdtemp(dir))
+        return pp_fail("cannot make a directory for the recording (%s): %s; set TMPDIR "
+                       "to a writable directory", dir, strerror(errno));
+    snprintf(data, sizeof(data), "%s/perf.data", dir);
+    snprintf(jitdir, sizeof(jitdir), "%s", dir);
+    if (strcmp(o.format->name, "perf") == 0) {
+        /* perf report finds the jitted ELFs by the paths inject wrote:
+         * they must outlive the recording directory. */
+        char *abs = realpath(".", NULL);
+        if (output[0] == '/' || !abs)
+            snprintf(jitdir, sizeof(jitdir), "%s.jit", output);
+        else
+            snprintf(jitdir, sizeof(jitdir), "%s/%s.jit", abs, output);
+        free(abs);
+        if (mkdir(jitdir, 0700) != 0 && errno != EEXIST) {
+            rc = pp_fail("cannot make %s for the jitted code: %s", jitdir, strerror(errno));
+            goto fail_early;
+        }
+    }
+
+    if (o.argv) {
+        rc = pp_prepare_child_env(libdir, strcmp(mode, "perf") == 0 ? "perf" : "jit");
+        if (rc < 0 || setenv("PERFPY_JITDUMP_DIR", jitdir, 1) != 0 ||
+            setenv("PERFPY_LINES_DIR", dir, 1) != 0) {
+            rc = pp_fail("cannot set up the environment: %s", strerror(rc < 0 ? -rc : errno));
+            goto fail_early;
+        }
+    }
+    saved_stderr = fcntl(2, F_DUPFD, 10);   /* no CLOEXEC: perf passes it down */
+    if (saved_stderr < 0) {
+        rc = pp_fail("cannot duplicate stderr: %s", strerror(errno));
+        goto fail_early;
+    }
+    snprintf(fdbuf, sizeof(fdbuf), "%d", saved_stderr);
+    pargv = calloc((size_t)argc + 40, sizeof(char *));
+    if (!pargv) {
+        rc = pp_fail("out of memory");
+        goto fail_early;
+    }
+    perf_argv(perf, &o, mode, data, self, fdbuf, rate, callgraph, pidbuf, pargv);
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    memset(&st, 0, sizeof(st));
+    fprintf(stderr, "perfpy: recording %s in %s mode (%ld Hz, %s call graphs)%s\n",
+            o.pid ? "the process" : o.argv[0], mode, o.rate,
+            strcmp(mode, "perf") == 0 ? "frame-pointer" : "DWARF",
+            o.pid ? "; Ctrl-C stops" : "");
+    rc = start_perf(pargv, &st);
+    close(saved_stderr);
+    free(pargv);
+    if (rc < 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        rc = pp_fail("cannot start perf: %s", strerror(-rc));
+        goto fail_early;
+    }
+    supervise(&st, o.duration);
+    close(st.err_fd);
+
+    status = program_status(&st);
+    {
+        struct stat sb;
+        int have_data = stat(data, &sb) == 0 && sb.st_size > 0;
+        if (!have_data || (WIFEXITED(st.status) && WEXITSTATUS(st.status) != 0 &&
+                           strstr(st.err, "rror"))) {
+            if (!have_data) {
+                explain_perf_failure(&st);
+                rc = PP_EXIT_FAIL;
+                goto fail_early;
+            }
+        }
+    }
+    if (st.err_len && !st.stopped && strstr(st.err, "Workload failed")) {
+        explain_perf_failure(&st);
+        rc = PP_EXIT_FAIL;
+        goto fail_early;
+    }
+    describe_program_end(&st, status);
+
+    /* Post-processing: Ctrl-C here abandons it but keeps the recording. */
+    stop_requested = 0;
+    ro.input = data;
+    ro.format = o.format;
+    ro.output = output;
+    ro.no_native = o.no_native;
+    ro.keep = o.keep;
+    ro.lines_dir = dir;
+    ro.perf = perf;
+    rc = pp_report(&ro, &rr);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (rc < 0) {
+        fprintf(stderr, "perfpy: the recording is kept: %s\n"
+                "perfpy: write the profile once the problem is fixed with:\n"
+                "  perfpy report -f %s -o %s %s\n",
+                dir, o.format->name, output, data);
+        pp_report_result_free(&rr);
+        return PP_EXIT_FAIL;
+    }
+    pp_report_print_summary(stderr, &rr, 10);
+    pp_report_result_free(&rr);
+    if (strcmp(mode, "perf") == 0 && !o.pid)
+        remove_maps(dir);
+    if (o.keep)
+        fprintf(stderr, "perfpy: recording and intermediate files kept in %s\n", dir);
+    else
+        nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    exit_code = st.stopped ? PP_EXIT_OK : status;
+    return exit_code;
+
+fail_early:
+    if (o.argv && strcmp(mode, "perf") == 0)
+        remove_maps(dir);
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (strcmp(o.format->name, "perf") == 0)
+        rmdir(jitdir);
+    return rc;
+}
+
+/* perfpy __exec --stderr-fd N -- PROGRAM ARGS...: puts the user's stderr
+ * back on fd 2 (perf's own stderr is a pipe to perfpy) and becomes the
+ * program. Internal to record. */
+int pp_cmd_exec(int argc, char **argv)
+{
+    int i = 1;
+
+    if (i + 1 < argc && strcmp(argv[i], "--stderr-fd") == 0) {
+        int fd = atoi(argv[i + 1]);
+        if (fd > 2 && dup2(fd, 2) == 2)
+            close(fd);
+        i += 2;
+    }
+    if (i < argc && strcmp(argv[i], "--") == 0)
+        i++;
+    if (i >= argc)
+        return pp_usage_error("__exec", "no program given");
+    execvp(argv[i], argv + i);
+    fprintf(stderr, "perfpy: cannot run '%s': %s%s\n", argv[i], strerror(errno),
+            errno == ENOENT ? " (is it installed and on PATH?)" : "");
+    return 127;
+}
