@@ -47,6 +47,11 @@ int pp_find_libdir(char *buf, size_t cap);
  * CPython's own switches so that one engine runs, not two. */
 int pp_prepare_child_env(const char *libdir, const char *mode);
 
+/* Whether perf's words say it was refused permission; and what to do
+ * about it, for this user on this system. */
+int pp_perf_refused(const char *perf_said);
+void pp_perf_refused_advice(char *buf, size_t cap);
+
 /* fflush + ferror + fclose of stdout: a full disk is an error, not a
  * truncated report. Returns 0 or 1 (after saying why). */
 int pp_close_stdout(void);

@@ -573,23 +573,15 @@ static int start_perf(char **argv, run_state *st)
 static void explain_perf_failure(const run_state *st)
 {
     const char *e = st->err;
-    char paranoid[16] = "?";
-    FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
 
-    if (f) {
-        if (fgets(paranoid, sizeof(paranoid), f))
-            paranoid[strcspn(paranoid, "\n")] = '\0';
-        fclose(f);
-    }
     if (strstr(e, "perfpy-exec-failed"))
         pp_fail("cannot run perf (%s); install it: apt-get install linux-perf "
                 "(Debian) or linux-tools-$(uname -r) (Ubuntu)", strstr(e, ": ") ? strstr(e, ": ") + 2 : e);
-    else if (strstr(e, "perf_event_paranoid") || strstr(e, "ermission") ||
-             strstr(e, "Access to performance monitoring"))
-        pp_fail("perf is not permitted to record here (kernel.perf_event_paranoid=%s). "
-                "Run perfpy as root, or let users record their own processes: "
-                "sudo sysctl kernel.perf_event_paranoid=1 (user space only: 2; "
-                "see `perfpy doctor`). perf said:\n%s", paranoid, e);
+    else if (pp_perf_refused(e)) {
+        char advice[1024];
+        pp_perf_refused_advice(advice, sizeof(advice));
+        pp_fail("perf is not permitted to record: %s. Check with `perfpy doctor`.", advice);
+    }
     else if (strstr(e, "clockid") || strstr(e, "use_clockid"))
         pp_fail("this perf cannot timestamp with CLOCK_MONOTONIC (-k 1), which jit "
                 "mode needs; upgrade perf, or use --mode perf. perf said:\n%s", e);

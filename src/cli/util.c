@@ -123,3 +123,32 @@ int pp_close_stdout(void)
     }
     return PP_EXIT_OK;
 }
+
+int pp_perf_refused(const char *perf_said)
+{
+    return strstr(perf_said, "ermission") || strstr(perf_said, "paranoid") ||
+           strstr(perf_said, "Access to performance monitoring") ||
+           strstr(perf_said, "not permitted");
+}
+
+void pp_perf_refused_advice(char *buf, size_t cap)
+{
+    int paranoid = 99;
+    FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+
+    if (f) {
+        if (fscanf(f, "%d", &paranoid) != 1)
+            paranoid = 99;
+        fclose(f);
+    }
+    if (geteuid() == 0)
+        snprintf(buf, cap, "perf_event_open is refused even to root here: a container or "
+                 "seccomp policy blocks it (docker: run with --cap-add PERFMON, or a seccomp "
+                 "profile that allows perf_event_open; kernel.perf_event_paranoid=%d)",
+                 paranoid);
+    else
+        snprintf(buf, cap, "this user may not use perf (kernel.perf_event_paranoid=%d): run "
+                 "as root, or as root let users profile their own processes with `sysctl "
+                 "kernel.perf_event_paranoid=2` (add it to /etc/sysctl.d/ to keep it)",
+                 paranoid);
+}

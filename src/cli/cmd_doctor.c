@@ -1,0 +1,374 @@
+/*
+ * perfpy doctor [-- PYTHON]
+ *
+ * Checks, before a recording, everything `perfpy record` needs, and prints
+ * each problem with its fix. Exit status 0: recording will work; 1: it will
+ * not (a line marked "FAIL" says why); warnings ("warn") do not fail.
+ *
+ *   perf        on PATH; its version; built with DWARF unwinding; may record
+ *               (an actual `perf record` of /bin/true, with the flags jit mode
+ *               uses: -k 1, --call-graph dwarf); kernel frames permitted;
+ *               hardware counters (information only)
+ *   system      kernel.perf_event_paranoid; kernel.kptr_restrict
+ *   files       /tmp (perf maps) and the dump directory: writable, and a
+ *               file there can be mapped executable (jitdump needs it)
+ *   python      the interpreter (default: python3 on PATH): CPython 3.8+,
+ *               frame pointers (which mode auto picks), perfpy's module for it
+ */
+#include "cli.h"
+#include "report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct doctor {
+    int fails, warns;
+} doctor;
+
+static void say(doctor *d, const char *level, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void say(doctor *d, const char *level, const char *what, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (strcmp(level, "FAIL") == 0)
+        d->fails++;
+    else if (strcmp(level, "warn") == 0)
+        d->warns++;
+    printf("%-4s  %-22s ", level, what);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+}
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: perfpy doctor [--dir DIR] [-- PYTHON]\n"
+            "\n"
+            "Check that `perfpy record` will work here: perf (installed, version,\n"
+            "permitted, DWARF unwinding), kernel settings, /tmp and the dump directory,\n"
+            "and the Python interpreter (supported version, frame pointers, perfpy's\n"
+            "module). Each problem is printed with its fix.\n"
+            "\n"
+            "options:\n"
+            "  --dir DIR     the jitdump directory to check (default: $PERFPY_JITDUMP_DIR,\n"
+            "                else /tmp)\n"
+            "  -h, --help    this help\n"
+            "  -- PYTHON     the interpreter to check (default: python3 on PATH)\n"
+            "\n"
+            "exit status: 0 if recording will work, 1 if not\n");
+}
+
+/* Runs argv with stdout+stderr captured into out (NUL-terminated); returns
+ * the wait status, or -1 if it could not start. */
+static int capture(char *const argv[], char *out, size_t cap)
+{
+    int fd[2], status;
+    size_t n = 0;
+    pid_t pid;
+
+    out[0] = '\0';
+    if (pipe2(fd, O_CLOEXEC) != 0)
+        return -1;
+    pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, 0);
+        dup2(fd[1], 1);
+        dup2(fd[1], 2);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    for (;;) {
+        char buf[4096];
+        ssize_t got = read(fd[0], buf, sizeof(buf));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        if (n + 1 < cap) {
+            size_t take = (size_t)got < cap - 1 - n ? (size_t)got : cap - 1 - n;
+            memcpy(out + n, buf, take);
+            n += take;
+        }
+    }
+    out[n] = '\0';
+    close(fd[0]);
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return status;
+}
+
+static int read_int_file(const char *path, int *v)
+{
+    FILE *f = fopen(path, "r");
+    int ok;
+
+    if (!f)
+        return -1;
+    ok = fscanf(f, "%d", v) == 1;
+    fclose(f);
+    return ok ? 0 : -1;
+}
+
+static void first_line(char *s)
+{
+    s[strcspn(s, "\n")] = '\0';
+}
+
+/* ---- perf ---------------------------------------------------------------- */
+
+static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
+{
+    char out[8192], tmp[] = "/tmp/perfpy-doctor-XXXXXX", data[64];
+    char *version[] = {perf, "version", NULL};
+    char *build[] = {perf, "version", "--build-options", NULL};
+    int st;
+
+    *usable = 0;
+    if (pp_report_find_perf(NULL, perf, cap) < 0) {
+        say(d, "FAIL", "perf", "not found on PATH: install it (Debian: apt-get install "
+            "linux-perf; Ubuntu: apt-get install linux-tools-$(uname -r))");
+        return;
+    }
+    st = capture(version, out, sizeof(out));
+    first_line(out);
+    if (st != 0) {
+        say(d, "FAIL", "perf", "%s does not run (%s): reinstall linux-perf", perf, out);
+        return;
+    }
+    say(d, "ok", "perf", "%s (%s)", perf, out);
+    st = capture(build, out, sizeof(out));
+    if (st == 0 && (strstr(out, "dwarf: [ on") || strstr(out, "libdw-dwarf-unwind: [ on") ||
+                    strstr(out, "libunwind: [ on")))
+        say(d, "ok", "perf DWARF unwinding", "built in (jit mode can unwind Python stacks)");
+    else if (st == 0)
+        say(d, "FAIL", "perf DWARF unwinding", "this perf was built without libdw/libunwind: "
+            "jit mode cannot unwind; install a distribution perf (apt-get install linux-perf)");
+    if (!mkdtemp(tmp)) {
+        say(d, "FAIL", "perf record", "cannot make a temporary directory in /tmp: %s",
+            strerror(errno));
+        return;
+    }
+    snprintf(data, sizeof(data), "%s/p.data", tmp);
+    {
+        char *rec[] = {perf, "record", "-q", "--no-bpf-event", "-k", "1", "-e", "cpu-clock",
+                       "--call-graph", "dwarf,4096", "-o", data, "--", "true", NULL};
+        st = capture(rec, out, sizeof(out));
+    }
+    unlink(data);
+    if (st == 0) {
+        say(d, "ok", "perf record", "permitted (cpu-clock, -k 1, --call-graph dwarf)");
+        *usable = 1;
+    } else if (pp_perf_refused(out)) {
+        char advice[1024];
+        pp_perf_refused_advice(advice, sizeof(advice));
+        say(d, "FAIL", "perf record", "not permitted: %s", advice);
+    } else {
+        char *p = out;
+        while (*p == '\n' || strncmp(p, "Error:\n", 7) == 0)
+            p += *p == '\n' ? 1 : 7;
+        first_line(p);
+        say(d, "FAIL", "perf record", "fails: %s", *p ? p : "(no message)");
+    }
+    if (*usable) {
+        char *kern[] = {perf, "record", "-q", "--no-bpf-event", "-e", "cpu-clock:k", "-o",
+                        data, "--", "true", NULL};
+        st = capture(kern, out, sizeof(out));
+        unlink(data);
+        if (st == 0)
+            say(d, "ok", "kernel frames", "permitted (kernel functions appear in stacks)");
+        else
+            say(d, "warn", "kernel frames", "not permitted for this user: profiles show "
+                "user space only; to see the kernel, run as root or set "
+                "kernel.perf_event_paranoid=1 (as root: sysctl kernel.perf_event_paranoid=1)");
+    }
+    rmdir(tmp);
+    {
+        char *hw[] = {perf, "stat", "-x,", "-e", "cycles:u", "true", NULL};
+        st = capture(hw, out, sizeof(out));
+        if (st == 0 && !strstr(out, "not supported") && !strstr(out, "<not"))
+            say(d, "ok", "hardware counters", "available");
+        else
+            say(d, "info", "hardware counters", "not available (a VM?): perfpy samples "
+                "with cpu-clock, which works everywhere");
+    }
+}
+
+/* ---- system and files ---------------------------------------------------- */
+
+static void check_system(doctor *d)
+{
+    int v;
+
+    if (read_int_file("/proc/sys/kernel/perf_event_paranoid", &v) == 0)
+        say(d, "info", "perf_event_paranoid", "%d (%s)", v,
+            v <= -1 ? "no restriction" :
+            v == 0 ? "users may profile kernel and CPU-wide" :
+            v == 1 ? "users may profile their processes, kernel included" :
+            v == 2 ? "users may profile their processes, user space only" :
+                     "users may not use perf at all (only root)");
+    if (read_int_file("/proc/sys/kernel/kptr_restrict", &v) == 0 && v > 0 && geteuid() != 0)
+        say(d, "info", "kptr_restrict", "%d: kernel symbols are hidden from this user "
+            "(kernel frames show as addresses)", v);
+}
+
+/* A directory where the engine must create files; exec: a file there must
+ * map PROT_EXEC (the jitdump's mmap is what tells perf about it). */
+static void check_dir(doctor *d, const char *what, const char *dir, int exec)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    int fd;
+
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        say(d, "FAIL", what, "%s does not exist: create it (mkdir -p %s) or set "
+            "PERFPY_JITDUMP_DIR to a directory that does", dir, dir);
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/perfpy-doctor-%d", dir, (int)getpid());
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        say(d, "FAIL", what, "cannot create files in %s (%s): make it writable, or set "
+            "PERFPY_JITDUMP_DIR to a writable directory", dir, strerror(errno));
+        return;
+    }
+    if (exec) {
+        void *m;
+        if (write(fd, "perfpy", 6) != 6) {
+            say(d, "FAIL", what, "cannot write to %s (%s): is the disk full?", dir,
+                strerror(errno));
+            goto out;
+        }
+        m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+        if (m == MAP_FAILED) {
+            say(d, "FAIL", what, "%s is mounted noexec (mmap PROT_EXEC: %s): jit mode "
+                "cannot announce its dump to perf; set PERFPY_JITDUMP_DIR to a directory "
+                "on an exec filesystem", dir, strerror(errno));
+            goto out;
+        }
+        munmap(m, 4096);
+    }
+    say(d, "ok", what, "%s is writable%s", dir, exec ? " and exec-mappable" : "");
+out:
+    close(fd);
+    unlink(path);
+}
+
+/* ---- the interpreter --------------------------------------------------------- */
+
+static void check_python(doctor *d, const char *python)
+{
+    static const char code[] =
+        "import sys, sysconfig\n"
+        "v = sys.version_info\n"
+        "flags = ' '.join(str(sysconfig.get_config_var(k) or '') for k in "
+        "('CFLAGS', 'PY_CFLAGS', 'PY_CFLAGS_NODIST', 'CONFIGURE_CFLAGS'))\n"
+        "print(sys.implementation.name, '%d.%d.%d' % v[:3], v[0], v[1],"
+        " sysconfig.get_config_var('EXT_SUFFIX'), int('-fno-omit-frame-pointer' in flags))\n";
+    char *argv[] = {(char *)python, "-S", "-c", (char *)code, NULL};
+    char out[4096], impl[32], version[32], suffix[64], libdir[PATH_MAX], module[PATH_MAX + 80];
+    int major, minor, fp, st;
+
+    st = capture(argv, out, sizeof(out));
+    if (st != 0) {
+        first_line(out);
+        say(d, "FAIL", "python", "cannot run %s (%s): give the interpreter to check, "
+            "`perfpy doctor -- /path/to/python`", python,
+            st == 127 << 8 || !out[0] ? "not found" : out);
+        return;
+    }
+    if (sscanf(out, "%31s %31s %d %d %63s %d", impl, version, &major, &minor, suffix, &fp) != 6) {
+        say(d, "FAIL", "python", "%s did not answer as a Python interpreter", python);
+        return;
+    }
+    if (strcmp(impl, "cpython") != 0 || major != 3 || minor < 8) {
+        say(d, "FAIL", "python", "%s is %s %s; perfpy supports CPython 3.8 to 3.13", python,
+            impl, version);
+        return;
+    }
+    say(d, minor > 13 ? "warn" : "ok", "python", "%s is CPython %s%s", python, version,
+        minor > 13 ? " (newer than 3.13: untested)" : "");
+    say(d, "info", "frame pointers", fp ?
+        "kept: `perfpy record` uses perf-map mode with frame-pointer stacks" :
+        "omitted: `perfpy record` uses jit mode (jitdump + DWARF unwinding) for whole stacks");
+    fflush(stdout);
+    if (pp_find_libdir(libdir, sizeof(libdir)) < 0) {
+        say(d, "FAIL", "perfpy module", "perfpy's module directory is missing (see above)");
+        return;
+    }
+    snprintf(module, sizeof(module), "%s/perfpy%s", libdir, suffix);
+    if (access(module, R_OK) == 0)
+        say(d, "ok", "perfpy module", "%s", module);
+    else
+        say(d, "FAIL", "perfpy module", "no build for Python %d.%d (%s): run `make "
+            "PYTHONS=%s` in perfpy's source tree", major, minor, module, python);
+}
+
+int pp_cmd_doctor(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"dir", required_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *dumpdir = getenv("PERFPY_JITDUMP_DIR");
+    const char *python = "python3";
+    char perf[PATH_MAX];
+    doctor d = {0, 0};
+    int c, usable;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            dumpdir = optarg;
+            break;
+        case 'h':
+            help(stdout);
+            return pp_close_stdout();
+        case ':':
+            return pp_usage_error("doctor", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return pp_usage_error("doctor", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        python = argv[optind];
+    if (!dumpdir || !*dumpdir)
+        dumpdir = "/tmp";
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    check_perf(&d, perf, sizeof(perf), &usable);
+    check_system(&d);
+    check_dir(&d, "perf map directory", "/tmp", 0);
+    check_dir(&d, "jitdump directory", dumpdir, 1);
+    check_python(&d, python);
+    printf("\n%s: %d problem%s, %d warning%s\n",
+           d.fails ? "recording will not work" : "recording will work",
+           d.fails, d.fails == 1 ? "" : "s", d.warns, d.warns == 1 ? "" : "s");
+    if (pp_close_stdout() != 0)
+        return PP_EXIT_FAIL;
+    return d.fails ? PP_EXIT_FAIL : PP_EXIT_OK;
+}

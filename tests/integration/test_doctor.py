@@ -1,0 +1,116 @@
+"""`perfpy doctor` on this machine, with perf hidden from PATH, with perf
+refused by the kernel (seccomp in this process tree, as on a strict system
+or in a locked-down container), as a user without kernel access, and with a
+missing or noexec dump directory. Nothing machine-wide is changed: the
+noexec directory is a tmpfs in a private mount namespace."""
+import os
+import shutil
+import subprocess
+import unittest
+
+from support import PERFPY, ROOT, TempDirTest, interpreters, needs_perf, run
+
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
+
+
+class DoctorTest(TempDirTest):
+
+    def python(self):
+        return interpreters()[-1].path
+
+    def python_for_others(self):
+        """An interpreter another user can run (pyenv's live under /root)."""
+        for py in interpreters():
+            if py.path.startswith("/usr/"):
+                return py.path
+        self.skipTest("no interpreter outside root's home for another user to run")
+
+    def deny_perf(self):
+        exe = os.path.join(self.tmp, "deny_perf")
+        run(["gcc", "-O1", os.path.join(PROGRAMS, "deny_perf.c"), "-o", exe], check=True)
+        return exe
+
+    @needs_perf
+    def test_reports_recording_works_here(self):
+        p = run([PERFPY, "doctor", "--", self.python()])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("recording will work", p.stdout)
+        self.assertRegex(p.stdout, r"ok\s+perf record")
+        self.assertRegex(p.stdout, r"ok\s+perfpy module")
+
+    def test_perf_missing_names_the_fix(self):
+        p = run([PERFPY, "doctor", "--", self.python()],
+                env={"PATH": "/nonexistent", "PERF": None})
+        self.assertEqual(p.returncode, 1)
+        self.assertRegex(p.stdout, r"FAIL\s+perf\s+not found")
+        self.assertIn("apt-get install linux-perf", p.stdout)
+        self.assertIn("recording will not work", p.stdout)
+
+    @needs_perf
+    def test_perf_refused_names_the_fix(self):
+        p = run([self.deny_perf(), PERFPY, "doctor", "--", self.python()])
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertRegex(p.stdout, r"FAIL\s+perf record\s+not permitted")
+        self.assertIn("perf_event_paranoid", p.stdout)
+
+    @needs_perf
+    def test_perf_refused_to_a_user_says_what_to_set(self):
+        if os.geteuid() != 0 or not shutil.which("setpriv"):
+            self.skipTest("needs root and setpriv to run as another user")
+        os.chmod(self.tmp, 0o755)
+        deny = self.deny_perf()
+        os.chmod(deny, 0o755)
+        p = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                 deny, PERFPY, "doctor", "--", self.python_for_others()])
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("sysctl kernel.perf_event_paranoid=2", p.stdout)
+        self.assertIn("run as root", p.stdout)
+
+    @needs_perf
+    def test_user_without_kernel_access_gets_a_warning_not_a_failure(self):
+        if os.geteuid() != 0 or not shutil.which("setpriv"):
+            self.skipTest("needs root and setpriv to run as another user")
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            if int(f.read()) < 2:
+                self.skipTest("this system lets users profile the kernel")
+        p = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                 PERFPY, "doctor", "--", self.python_for_others()])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"warn\s+kernel frames\s+not permitted")
+
+    def test_missing_dump_directory(self):
+        missing = os.path.join(self.tmp, "no-such-dir")
+        p = run([PERFPY, "doctor", "--dir", missing, "--", self.python()])
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("%s does not exist" % missing, p.stdout)
+
+    def test_noexec_dump_directory(self):
+        if os.geteuid() != 0 or not shutil.which("unshare"):
+            self.skipTest("needs root and unshare for a private mount namespace")
+        mnt = os.path.join(self.tmp, "noexec")
+        os.mkdir(mnt)
+        p = run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                 'mount -t tmpfs -o noexec,size=1m none "$1" && "$2" doctor --dir "$1" -- "$3"',
+                 "sh", mnt, PERFPY, self.python()])
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("noexec", p.stdout)
+
+    def test_unsupported_interpreter(self):
+        old = [v for v in ("3.7.16", "3.6.15")
+               if os.path.exists(os.path.expanduser("~/.pyenv/versions/%s/bin/python3" % v))]
+        if not old:
+            self.skipTest("no CPython older than 3.8 here")
+        p = run([PERFPY, "doctor", "--", os.path.expanduser("~/.pyenv/versions/%s/bin/python3" % old[0])])
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("perfpy supports CPython 3.8 to 3.13", p.stdout)
+
+    def test_help_and_usage(self):
+        p = run([PERFPY, "doctor", "--help"])
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("exit status", p.stdout)
+        p = run([PERFPY, "doctor", "--bogus"])
+        self.assertEqual(p.returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
