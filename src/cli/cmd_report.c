@@ -19,6 +19,7 @@ static void help(FILE *out)
 {
     fprintf(out,
             "usage: perfpy report [-f FORMAT] [-o FILE] [--no-native] [--keep] perf.data\n"
+            "       perfpy report --from-script [-f FORMAT] [-o FILE] perf-script.txt\n"
             "\n"
             "Write a Python-aware profile from a perf.data recorded with perfpy's engine\n"
             "active (`perfpy run` under `perf record`, or `perfpy record -f perf`). Runs\n"
@@ -42,6 +43,9 @@ static void help(FILE *out)
             "                       $PERFPY_LINES_DIR, else the directory of perf.data)\n"
             "      --title TEXT     title of graphical outputs (default: program name)\n"
             "      --top N          Python functions listed in the summary (default: 10)\n"
+            "      --from-script    the input is the text of `perf script -F\n"
+            "                       " PP_SCRIPT_FIELDS "`\n"
+            "                       (e.g. made on another machine; '-' reads stdin)\n"
             "  -q, --quiet          no summary, no progress\n"
             "  -h, --help           this help\n"
             "\n"
@@ -79,6 +83,7 @@ int pp_cmd_report(int argc, char **argv)
         {"title", required_argument, NULL, 'T'},
         {"top", required_argument, NULL, 't'},
         {"quiet", no_argument, NULL, 'q'},
+        {"from-script", no_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -124,6 +129,9 @@ int pp_cmd_report(int argc, char **argv)
             break;
         case 'q':
             quiet = 1;
+            break;
+        case 'S':
+            o.from_script = 1;
             break;
         case 'h':
             help(stdout);

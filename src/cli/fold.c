@@ -30,6 +30,11 @@
  *     "qualname (filename:line)", the def line taken from the
  *     perfpy-<pid>.lines sidecar (the frame's address falls in one of its
  *     [start, start+size) ranges), or "qualname (filename)" without one.
+ *     After `perf inject --jit` a Python frame lives in its own
+ *     jitted-<pid>-<index>.so and perf prints its address relative to that
+ *     file: the address is found again through the jitdump's code-load
+ *     record of that index (which also carries the def line, used when
+ *     there is no sidecar).
  *  4. Between the innermost and the outermost Python frame, frames of the
  *     interpreter (INTERP: the python binary, libpython, perfpy's module,
  *     unnamed trampolines) and PLUMBING names (eval loop, vectorcall and
@@ -151,6 +156,8 @@ typedef struct raw {
     int64_t frame;               /* its profile frame when it needs no line */
     const char *qual, *file;     /* Python: the two halves of the name */
     size_t qual_len, file_len;
+    int jit_pid;                 /* DSO jitted-<pid>-<index>.so: pid, else -1 */
+    uint64_t jit_index;
 } raw;
 
 typedef struct range {
@@ -162,6 +169,10 @@ typedef struct sidecar {
     int pid;
     range *r;
     size_t n;
+    int loaded;                  /* its lines file was looked for */
+    int jit_loaded;              /* the pid's jitdump was read */
+    pp_jit_code *codes;          /* its code loads, by index */
+    size_t ncodes;
 } sidecar;
 
 typedef struct comm_count {
@@ -254,6 +265,28 @@ static int64_t marker(pp_folder *f, int64_t *cache, const char *name)
     return *cache;
 }
 
+/* "…/jitted-<pid>-<index>.so": pid (and *index), else -1. */
+static int jitted_name(const char *dso, size_t len, uint64_t *index)
+{
+    const char *b = len ? memrchr(dso, '/', len) : NULL;
+    unsigned long long pid, idx;
+    int used = 0;
+    char name[96];
+    size_t bl;
+
+    b = b ? b + 1 : dso;
+    bl = len - (size_t)(b - dso);
+    if (bl >= sizeof(name) || !starts(b, bl, "jitted-"))
+        return -1;
+    memcpy(name, b, bl);
+    name[bl] = '\0';
+    if (sscanf(name, "jitted-%llu-%llu.so%n", &pid, &idx, &used) != 2 || (size_t)used != bl ||
+        pid > 0x7fffffff)
+        return -1;
+    *index = idx;
+    return (int)pid;
+}
+
 /* The raw entry for (sym, dso), made on first sight. -ENOMEM or its index. */
 static int64_t raw_of(pp_folder *f, const char *sym, size_t sl, const char *dso,
                       size_t dl, uint64_t ip)
@@ -282,6 +315,7 @@ static int64_t raw_of(pp_folder *f, const char *sym, size_t sl, const char *dso,
         return -ENOMEM;
     r->sym_len = (uint32_t)sl;
     r->dso_len = (uint32_t)dl;
+    r->jit_pid = jitted_name(r->dso, dl, &r->jit_index);
     if (starts(sym, sl, "py::")) {
         const char *q = r->sym + 4, *colon = memchr(q, ':', sl - 4);
         r->bits = C_PY;
@@ -371,27 +405,71 @@ static sidecar *find_car(pp_folder *f, int pid)
     return NULL;
 }
 
+static sidecar *get_car(pp_folder *f, int pid)
+{
+    sidecar *c = find_car(f, pid);
+
+    if (c)
+        return c;
+    if (pp__grow((void **)&f->cars, &f->cars_cap, f->ncars + 1, sizeof(sidecar)) < 0)
+        return NULL;
+    c = &f->cars[f->ncars++];
+    memset(c, 0, sizeof(*c));
+    c->pid = pid;
+    return c;
+}
+
+/* The code load of index in pid's jitdump (read on first use), or NULL. */
+static const pp_jit_code *jit_code(pp_folder *f, int pid, uint64_t index)
+{
+    sidecar *c = get_car(f, pid);
+    size_t lo = 0, hi;
+
+    if (!c)
+        return NULL;
+    if (!c->jit_loaded && f->o.jit) {
+        char want[32];
+        int wl = snprintf(want, sizeof(want), "/jit-%d.dump", pid);
+        c->jit_loaded = 1;
+        for (size_t i = 0; i < f->o.jit->njitdumps; i++) {
+            const char *path = f->o.jit->jitdumps[i];
+            size_t pl = strlen(path);
+            if (pl >= (size_t)wl && strcmp(path + pl - (size_t)wl, want) == 0) {
+                pp_jitdump_codes(path, &c->codes, &c->ncodes);
+                break;
+            }
+        }
+    }
+    hi = c->ncodes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->codes[mid].index == index)
+            return &c->codes[mid];
+        if (c->codes[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
 int pp_fold_load_lines(pp_folder *f, int pid, const char *path)
 {
     FILE *in = path ? fopen(path, "rb") : NULL;
     char *buf = NULL;
     size_t len = 0, cap = 0;
-    sidecar *c = find_car(f, pid);
+    sidecar *c = get_car(f, pid);
     int rc = 0;
 
     if (!c) {
-        if (pp__grow((void **)&f->cars, &f->cars_cap, f->ncars + 1, sizeof(sidecar)) < 0) {
-            if (in)
-                fclose(in);
-            return -ENOMEM;
-        }
-        c = &f->cars[f->ncars++];
-        c->pid = pid;
-    } else {
-        free(c->r);
+        if (in)
+            fclose(in);
+        return -ENOMEM;
     }
+    free(c->r);
     c->r = NULL;
     c->n = 0;
+    c->loaded = 1;
     if (!in)
         return 0;                    /* no sidecar: names without lines */
     for (;;) {
@@ -427,7 +505,9 @@ static int line_of(pp_folder *f, int pid, uint64_t ip, int *line)
     size_t lo = 0, hi;
 
     *line = 0;
-    if (!c) {
+    if (!f->o.lines_dir)
+        return 0;
+    if (!c || !c->loaded) {
         char path[4096];
         int rc;
         if (snprintf(path, sizeof(path), "%s/perfpy-%d.lines", f->o.lines_dir, pid) >=
@@ -461,7 +541,7 @@ static int64_t python_frame(pp_folder *f, uint32_t ri, int pid, uint64_t ip)
     int line, rc;
     int64_t id;
 
-    if (!f->o.lines_dir || pid < 0) {
+    if ((!f->o.lines_dir && r->jit_pid < 0) || pid < 0) {
         if (r->frame < 0)
             r->frame = pp_profile_frame(f->p, PP_FRAME_PYTHON, r->qual, r->qual_len,
                                         r->file, r->file_len, 0);
@@ -474,8 +554,17 @@ static int64_t python_frame(pp_folder *f, uint32_t ri, int pid, uint64_t ip)
         if (pl->pid == pid && pl->ip == ip && pl->raw == ri)
             return pl->frame;
     }
-    if ((rc = line_of(f, pid, ip, &line)) < 0)
+    if (r->jit_pid >= 0) {
+        const pp_jit_code *c = jit_code(f, r->jit_pid, r->jit_index);
+        if (c && f->o.lines_dir && (rc = line_of(f, r->jit_pid, c->addr, &line)) < 0)
+            return rc;
+        if (c && !line)
+            line = c->line;
+        if (!c)
+            line = 0;
+    } else if ((rc = line_of(f, pid, ip, &line)) < 0) {
         return rc;
+    }
     r = &f->raws[ri];
     id = pp_profile_frame(f->p, PP_FRAME_PYTHON, r->qual, r->qual_len, r->file,
                           r->file_len, line);
@@ -675,8 +764,10 @@ void pp_fold_close(pp_folder *f)
             best = i;
     if (f->ncomms)
         snprintf(f->p->program, sizeof(f->p->program), "%s", f->comms[best].name);
-    for (size_t i = 0; i < f->ncars; i++)
+    for (size_t i = 0; i < f->ncars; i++) {
         free(f->cars[i].r);
+        free(f->cars[i].codes);
+    }
     free(f->cars);
     free(f->raws);
     free(f->pylines);

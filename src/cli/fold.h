@@ -6,12 +6,15 @@
 #ifndef PERFPY_FOLD_H
 #define PERFPY_FOLD_H
 
+#include "perf_data.h"
 #include "perf_script.h"
 #include "profile.h"
 
 typedef struct pp_fold_opts {
     int no_native;           /* drop every native and kernel frame */
     const char *lines_dir;   /* where perfpy-<pid>.lines sidecars are; NULL: none */
+    const pp_perf_data_info *jit;   /* the recording's jitdumps, after perf inject
+                                       (frames in jitted-<pid>-<n>.so); NULL: none */
 } pp_fold_opts;
 
 typedef struct pp_folder pp_folder;

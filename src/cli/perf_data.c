@@ -9,15 +9,21 @@
  * `perf inject --jit`), LOST (2) and LOST_SAMPLES (13) for the events perf
  * dropped, and SAMPLE (9) to say "no samples" before running anything.
  *
+ * Also here: the code loads of a jitdump (include/perfpy/jitdump_format.h),
+ * which the folder needs after `perf inject --jit` to give Python frames
+ * their def lines.
+ *
  * The file is hostile input: every offset and size is checked against the
  * file's length, a record shorter than its header ends the walk, strings
  * are bounded by their record. The file is mapped read-only; it is never
  * written.
  */
 #include "perf_data.h"
+#include "perfpy/jitdump_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -144,13 +150,68 @@ int pp_perf_data_scan_buffer(const uint8_t *d, size_t len, pp_perf_data_info *in
     return 0;
 }
 
-int pp_perf_data_scan(const char *path, pp_perf_data_info *info)
+static int cmp_code(const void *a, const void *b)
+{
+    const pp_jit_code *x = a, *y = b;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+int pp_jitdump_codes_buffer(const uint8_t *d, size_t len, pp_jit_code **out, size_t *n)
+{
+    pp_jit_code *codes = NULL;
+    size_t count = 0, cap = 0, off;
+    uint64_t debug_addr = 0;
+    int debug_line = 0;
+
+    *out = NULL;
+    *n = 0;
+    if (len < sizeof(struct jitheader) || rd32(d) != JITHEADER_MAGIC)
+        return 0;                             /* not ours, or byte-swapped */
+    off = rd32(d + 8);                        /* header total_size */
+    while (off >= sizeof(struct jitheader) && off <= len &&
+           len - off >= sizeof(struct jr_prefix)) {
+        uint32_t id = rd32(d + off), size = rd32(d + off + 4);
+        const uint8_t *r = d + off;
+
+        if (size < sizeof(struct jr_prefix) || size > len - off)
+            break;
+        if (id == JIT_CODE_DEBUG_INFO && size >= sizeof(struct jr_code_debug_info) +
+                                                 sizeof(struct debug_entry)) {
+            debug_addr = rd64(r + 16);
+            debug_line = (int)rd32(r + sizeof(struct jr_code_debug_info) + 8);
+        } else if (id == JIT_CODE_LOAD && size >= sizeof(struct jr_code_load)) {
+            if (count == cap) {
+                size_t c = cap ? cap * 2 : 256;
+                pp_jit_code *nc = realloc(codes, c * sizeof(*nc));
+                if (!nc) {
+                    free(codes);
+                    return -ENOMEM;
+                }
+                codes = nc;
+                cap = c;
+            }
+            codes[count].addr = rd64(r + 32);
+            codes[count].index = rd64(r + 48);
+            codes[count].line = debug_addr == codes[count].addr && debug_line > 0 ? debug_line : 0;
+            count++;
+            debug_addr = 0;
+        }
+        off += size;
+    }
+    if (count)
+        qsort(codes, count, sizeof(*codes), cmp_code);
+    *out = codes;
+    *n = count;
+    return 0;
+}
+
+/* The whole file mapped read-only, handed to fn. */
+static int with_map(const char *path, int (*fn)(const uint8_t *, size_t, void *), void *ctx)
 {
     struct stat st;
     void *map;
     int fd, rc;
 
-    memset(info, 0, sizeof(*info));
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
@@ -171,7 +232,40 @@ int pp_perf_data_scan(const char *path, pp_perf_data_info *info)
     close(fd);
     if (map == MAP_FAILED)
         return -errno;
-    rc = pp_perf_data_scan_buffer(map, (size_t)st.st_size, info);
+    rc = fn(map, (size_t)st.st_size, ctx);
     munmap(map, (size_t)st.st_size);
     return rc;
+}
+
+typedef struct codes_ctx {
+    pp_jit_code **out;
+    size_t *n;
+} codes_ctx;
+
+static int codes_fn(const uint8_t *d, size_t len, void *ctx)
+{
+    codes_ctx *c = ctx;
+    return pp_jitdump_codes_buffer(d, len, c->out, c->n);
+}
+
+int pp_jitdump_codes(const char *path, pp_jit_code **out, size_t *n)
+{
+    codes_ctx c = {out, n};
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = with_map(path, codes_fn, &c);
+    return rc == -EINVAL ? 0 : rc;
+}
+
+static int scan_fn(const uint8_t *d, size_t len, void *ctx)
+{
+    return pp_perf_data_scan_buffer(d, len, ctx);
+}
+
+int pp_perf_data_scan(const char *path, pp_perf_data_info *info)
+{
+    memset(info, 0, sizeof(*info));
+    return with_map(path, scan_fn, info);
 }

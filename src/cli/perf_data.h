@@ -22,6 +22,22 @@ typedef struct pp_perf_data_info {
     char jitdumps[PP_MAX_JITDUMPS][PATH_MAX];
 } pp_perf_data_info;
 
+/* One trampoline of a jitdump: perf inject turns each into its own
+ * jitted-<pid>-<index>.so, and `perf script` then prints addresses relative
+ * to that file, so the report finds a frame's real address (and def line)
+ * through its index. */
+typedef struct pp_jit_code {
+    uint64_t index;         /* code_index */
+    uint64_t addr;          /* code_addr: where it ran */
+    int line;               /* line of its debug record (co_firstlineno); 0 none */
+} pp_jit_code;
+
+/* The code loads of a jitdump file, sorted by index (malloc'ed; *n may be
+ * 0). Hostile input: stops at the first bad record, keeps what it read.
+ * 0, or a negative errno when the file cannot be read. */
+int pp_jitdump_codes(const char *path, pp_jit_code **out, size_t *n);
+int pp_jitdump_codes_buffer(const uint8_t *data, size_t len, pp_jit_code **out, size_t *n);
+
 /* 0; -ENOENT/-EACCES/... from open; -EINVAL if it is not a perf.data file. */
 int pp_perf_data_scan(const char *path, pp_perf_data_info *info);
 /* The same on bytes in memory (tests, fuzzing). */

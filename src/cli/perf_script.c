@@ -414,7 +414,11 @@ int pp_script_open(pp_script_parser **out, pp_script_sample_fn fn, void *ctx)
 static int run_scan(pp_script_parser *p, int eof)
 {
     size_t consumed = 0;
-    int rc = scan(&p->st, p->buf, p->len, eof, &consumed);
+    int rc;
+
+    if (p->len == 0)
+        return 0;
+    rc = scan(&p->st, p->buf, p->len, eof, &consumed);
 
     if (rc < 0)
         return p->err = rc;
@@ -447,6 +451,8 @@ int pp_script_feed(pp_script_parser *p, const char *data, size_t len)
 {
     if (p->err)
         return p->err;
+    if (len == 0)
+        return 0;
     if (reserve(p, len) < 0)
         return p->err;
     memcpy(p->buf + p->len, data, len);

@@ -276,58 +276,72 @@ static int fold_progress(void *ctx, const pp_script_sample *s)
     return pp_fold_sample(c->folder, s);
 }
 
+static int fold_fd(int fd, const pp_fold_opts *fo, pp_profile *p, int progress,
+                   pp_script_stats *stats)
+{
+    pp_script_parser *parser = NULL;
+    fold_ctx ctx = {0};
+    int rc;
+
+    if (pp_fold_open(&ctx.folder, p, fo) < 0 || pp_script_open(&parser, fold_progress, &ctx) < 0) {
+        pp_fold_close(ctx.folder);
+        return -ENOMEM;
+    }
+    ctx.progress = progress;
+    ctx.start = ctx.last = now_s();
+    rc = pp_script_parse_fd(parser, fd);
+    if (ctx.progress && now_s() - ctx.start > 1.0)
+        fprintf(stderr, "\r\033[K");
+    *stats = *pp_script_stats_of(parser);
+    p->bad_lines += stats->bad_lines;
+    pp_script_close(parser);
+    pp_fold_close(ctx.folder);
+    return rc;
+}
+
+int pp_report_fold_fd(int fd, const pp_fold_opts *fo, pp_profile *p, int progress)
+{
+    pp_script_stats st;
+    int rc = fold_fd(fd, fo, p, progress, &st);
+
+    if (rc < 0)
+        return pp_fail("reading perf script text: %s", strerror(-rc)) ? -1 : -1;
+    return 0;
+}
+
 int pp_report_script(const char *perf, const char *data, const char *tmp,
                      const pp_fold_opts *fo, pp_profile *p, int progress)
 {
     char bid[PATH_MAX], err[PATH_MAX];
     char *argv[] = {(char *)perf, "--buildid-dir", bid, "script", "-F", PP_SCRIPT_FIELDS,
                     "--max-stack", "4096", "-i", (char *)data, NULL};
-    pp_script_parser *parser = NULL;
-    fold_ctx ctx = {0};
-    int pipefd[2], status, rc = -1, prc = 0;
+    pp_script_stats st;
+    int pipefd[2], status, prc;
     pid_t pid;
 
     snprintf(bid, sizeof(bid), "%s/buildid", tmp);
     snprintf(err, sizeof(err), "%s/script.err", tmp);
     mkdir(bid, 0700);
-    if (pp_fold_open(&ctx.folder, p, fo) < 0 ||
-        pp_script_open(&parser, fold_progress, &ctx) < 0) {
-        pp_fail("out of memory");
-        goto out;
-    }
-    ctx.progress = progress;
-    ctx.start = ctx.last = now_s();
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        pp_fail("cannot make a pipe: %s", strerror(errno));
-        goto out;
-    }
+    if (pipe2(pipefd, O_CLOEXEC) != 0)
+        return pp_fail("cannot make a pipe: %s", strerror(errno)) ? -1 : -1;
     pid = spawn(argv, pipefd[1], err);
     close(pipefd[1]);
     if (pid < 0) {
         close(pipefd[0]);
-        goto out;
+        return -1;
     }
-    prc = pp_script_parse_fd(parser, pipefd[0]);
+    prc = fold_fd(pipefd[0], fo, p, progress, &st);
     close(pipefd[0]);
     if (prc < 0)
         kill(pid, SIGTERM);
     status = wait_child(pid);
-    if (ctx.progress && now_s() - ctx.start > 1.0)
-        fprintf(stderr, "\r\033[K");
-    if (prc < 0) {
-        pp_fail("reading perf script's output: %s", strerror(-prc));
-        goto out;
-    }
+    if (prc < 0)
+        return pp_fail("reading perf script's output: %s", strerror(-prc)) ? -1 : -1;
     if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         describe_status("perf script", status, err);
-        goto out;
+        return -1;
     }
-    p->bad_lines += pp_script_stats_of(parser)->bad_lines;
-    rc = 0;
-out:
-    pp_script_close(parser);
-    pp_fold_close(ctx.folder);
-    return rc;
+    return 0;
 }
 
 /* ---- writing the output -------------------------------------------------- */
@@ -450,7 +464,7 @@ void pp_report_default_output(const char *input, const pp_format *f, char *buf, 
 
     base = base ? base + 1 : input;
     n = strlen(base);
-    if (n > 5 && strcmp(base + n - 5, ".data") == 0)
+    if (n >= 5 && strcmp(base + n - 5, ".data") == 0)
         n -= 5;
     if (!n)
         base = "perf", n = 4;
@@ -494,12 +508,61 @@ static int check_input(const char *in, pp_perf_data_info *info)
     return 0;
 }
 
+static void lines_dir_for(const pp_report_opts *o, char *buf, size_t cap)
+{
+    const char *env = getenv("PERFPY_LINES_DIR");
+    char copy[PATH_MAX];
+
+    if (o->lines_dir)
+        snprintf(buf, cap, "%s", o->lines_dir);
+    else if (env && *env)
+        snprintf(buf, cap, "%s", env);
+    else if (strcmp(o->input, "-") == 0)
+        snprintf(buf, cap, ".");
+    else {
+        snprintf(copy, sizeof(copy), "%s", o->input);
+        snprintf(buf, cap, "%s", dirname(copy));
+    }
+}
+
+/* --from-script: perf script text in, no perf run. */
+static int report_text(const pp_report_opts *o, const pp_format *f, pp_report_result *r)
+{
+    char lines_dir[PATH_MAX];
+    pp_fold_opts fo = {o->no_native, lines_dir, NULL};
+    pp_write_opts wo = {o->title};
+    int fd, rc;
+    double t0 = now_s();
+
+    if (!f->write)
+        return pp_fail("format %s needs a perf.data input, not perf script text", f->name) ? -1 : -1;
+    fd = strcmp(o->input, "-") == 0 ? 0 : open(o->input, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return pp_fail("cannot read %s: %s", o->input, strerror(errno)) ? -1 : -1;
+    lines_dir_for(o, lines_dir, sizeof(lines_dir));
+    if (o->output)
+        snprintf(r->output, sizeof(r->output), "%s", o->output);
+    else
+        pp_report_default_output(o->input, f, r->output, sizeof(r->output));
+    rc = pp_report_fold_fd(fd, &fo, &r->profile, o->progress < 0 ? isatty(2) : o->progress);
+    if (fd)
+        close(fd);
+    if (rc < 0)
+        return -1;
+    if (r->profile.samples == 0)
+        return pp_fail("%s holds no samples (expected the text of `perf script -F %s`)",
+                       o->input, PP_SCRIPT_FIELDS) ? -1 : -1;
+    rc = pp_report_write(&r->profile, f, r->output, &wo);
+    r->seconds = now_s() - t0;
+    return rc;
+}
+
 int pp_report(const pp_report_opts *o, pp_report_result *r)
 {
     char perf[PATH_MAX], tmp[PATH_MAX], injected[PATH_MAX], lines_dir[PATH_MAX];
     const pp_format *f = o->format ? o->format : pp_format_find("flamegraph");
     const char *data = o->input, *tmpbase = o->tmpdir;
-    pp_fold_opts fo = {o->no_native, NULL};
+    pp_fold_opts fo = {o->no_native, NULL, NULL};
     pp_write_opts wo = {o->title};
     char **made = NULL;
     int progress = o->progress < 0 ? isatty(2) : o->progress;
@@ -511,6 +574,8 @@ int pp_report(const pp_report_opts *o, pp_report_result *r)
         return pp_fail("out of memory") ? -1 : -1;
     if (!o->input)
         return pp_fail("no perf.data given") ? -1 : -1;
+    if (o->from_script)
+        return report_text(o, f, r);
     if (check_input(o->input, &r->info) < 0)
         return -1;
     if (o->output)
@@ -551,16 +616,9 @@ int pp_report(const pp_report_opts *o, pp_report_result *r)
         }
     }
 
-    if (o->lines_dir)
-        snprintf(lines_dir, sizeof(lines_dir), "%s", o->lines_dir);
-    else if (getenv("PERFPY_LINES_DIR") && *getenv("PERFPY_LINES_DIR"))
-        snprintf(lines_dir, sizeof(lines_dir), "%s", getenv("PERFPY_LINES_DIR"));
-    else {
-        char copy[PATH_MAX];
-        snprintf(copy, sizeof(copy), "%s", o->input);
-        snprintf(lines_dir, sizeof(lines_dir), "%s", dirname(copy));
-    }
+    lines_dir_for(o, lines_dir, sizeof(lines_dir));
     fo.lines_dir = lines_dir;
+    fo.jit = r->injected ? &r->info : NULL;
     if (pp_report_script(perf, data, tmp, &fo, &r->profile, progress) < 0)
         goto out;
     r->profile.lost = r->info.lost;

@@ -40,9 +40,11 @@ typedef struct pp_report_opts {
     const char *title;           /* graphical formats' title; NULL: program name */
     int progress;                /* 1 on, 0 off, -1: when stderr is a terminal */
     const char *tmpdir;          /* for the temporary directory; NULL: $TMPDIR or /tmp */
+    int from_script;             /* input is `perf script` text (-F PP_SCRIPT_FIELDS),
+                                    "-" for stdin: no perf is run */
 } pp_report_opts;
 
-#define PP_REPORT_OPTS_INIT {NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, -1, NULL}
+#define PP_REPORT_OPTS_INIT {NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, -1, NULL, 0}
 
 typedef struct pp_report_result {
     pp_profile profile;          /* the folded profile (totals, stacks) */
@@ -83,6 +85,9 @@ int pp_report_inject(const char *perf, const char *in, const char *out,
  * data` and folds its output, streamed, into p. 0 or -1. */
 int pp_report_script(const char *perf, const char *data, const char *tmp,
                      const pp_fold_opts *fo, pp_profile *p, int progress);
+
+/* Folds `perf script` text read from fd into p (streamed). 0 or -1. */
+int pp_report_fold_fd(int fd, const pp_fold_opts *fo, pp_profile *p, int progress);
 
 /* Writes p in format f to path: through a temporary file renamed at the end
  * when path is (or would be) a regular file, directly otherwise (/dev/full,

@@ -1,0 +1,31 @@
+/*
+ * Fuzz target: the perf.data scanner and the jitdump code-load reader of
+ * src/cli/perf_data.c (both read files perfpy did not write). Replayed over
+ * tests/fuzz/corpus/perf_data/ by `make test`.
+ */
+#include "perf_data.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    pp_perf_data_info *info = malloc(sizeof(*info));
+    pp_jit_code *codes;
+    size_t n;
+
+    if (!info)
+        abort();
+    if (pp_perf_data_scan_buffer(data, size, info) == 0 && info->njitdumps > PP_MAX_JITDUMPS)
+        abort();
+    free(info);
+    if (pp_jitdump_codes_buffer(data, size, &codes, &n) == 0) {
+        for (size_t i = 1; i < n; i++)
+            if (codes[i - 1].index > codes[i].index)
+                abort();
+        free(codes);
+    }
+    return 0;
+}

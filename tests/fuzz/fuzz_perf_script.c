@@ -1,0 +1,86 @@
+/*
+ * Fuzz target: `perf script` text through the whole report pipeline that
+ * follows it: parser (whole buffer, and streamed in two feeds, which must
+ * agree), folder, and every writer. Built with libFuzzer by `make fuzz`,
+ * and replayed over tests/fuzz/corpus/perf_script/ by `make test`.
+ *
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Isrc/cli \
+ *       tests/fuzz/fuzz_perf_script.c src/cli/{perf_script,fold,profile,htab,out_*}.c -lz
+ */
+#include "fold.h"
+#include "output.h"
+#include "perf_script.h"
+#include "profile.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct ctx {
+    pp_folder *f;
+    uint64_t n, frames;
+} ctx;
+
+static int count(void *c, const pp_script_sample *s)
+{
+    ctx *x = c;
+    x->n++;
+    x->frames += s->nframes;
+    return 0;
+}
+
+static int fold(void *c, const pp_script_sample *s)
+{
+    ctx *x = c;
+    x->n++;
+    x->frames += s->nframes;
+    return pp_fold_sample(x->f, s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static FILE *sink;
+    const char *text = (const char *)data;
+    pp_profile p;
+    pp_fold_opts o = {size & 1, NULL, NULL};
+    ctx whole = {0}, fed = {0};
+    pp_script_parser *parser;
+    size_t cut = size ? (size_t)data[0] * size / 256 : 0;
+
+    if (!sink)
+        sink = fopen("/dev/null", "w");
+    if (pp_profile_init(&p) != 0 || pp_fold_open(&whole.f, &p, &o) != 0)
+        abort();
+    if (pp_script_parse_buffer(text, size, fold, &whole, NULL) != 0)
+        abort();
+    pp_fold_close(whole.f);
+    if (p.samples != whole.n)
+        abort();
+
+    /* the streamed parser, split anywhere, sees the same samples */
+    if (pp_script_open(&parser, count, &fed) != 0)
+        abort();
+    if (pp_script_feed(parser, text, cut) != 0 ||
+        pp_script_feed(parser, text + cut, size - cut) != 0 || pp_script_finish(parser) != 0)
+        abort();
+    pp_script_close(parser);
+    if (fed.n != whole.n || fed.frames != whole.frames)
+        abort();
+
+    if (sink) {
+        uint8_t *pb;
+        size_t pblen;
+        pp_write_collapsed(&p, sink, NULL);
+        pp_write_speedscope(&p, sink, NULL);
+        pp_write_flamegraph(&p, sink, NULL);
+        if (size < 4096)
+            pp_write_html(&p, sink, NULL);
+        if (pp_pprof_encode(&p, &pb, &pblen) == 0)
+            free(pb);
+    }
+    pp_profile_free(&p);
+    return 0;
+}

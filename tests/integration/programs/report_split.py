@@ -1,0 +1,46 @@
+"""A workload that measures its own split of CPU time between two functions.
+
+work_a and work_b are leaf Python functions (they call no Python function),
+so even a perf-map recording, whose stacks stop at the innermost Python
+frame, attributes every sample to one of them. The program prints how much
+time each took, measured with the thread's CPU clock:
+
+    SPLIT <seconds in work_a> <seconds in work_b>
+
+Usage: python report_split.py SECONDS
+"""
+import sys
+import time
+
+
+def work_a(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+
+
+def work_b(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+
+
+def main(seconds):
+    clock = time.thread_time
+    spent_a = spent_b = 0.0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        t0 = clock()
+        work_a(30000)
+        t1 = clock()
+        work_b(70000)
+        t2 = clock()
+        spent_a += t1 - t0
+        spent_b += t2 - t1
+    print("SPLIT %.6f %.6f" % (spent_a, spent_b))
+
+
+if __name__ == "__main__":
+    main(float(sys.argv[1]) if len(sys.argv) > 1 else 5.0)

@@ -1,0 +1,372 @@
+"""`perfpy report`: real recordings of examples/example.py on every
+interpreter, turned into every format and checked by the tools people use
+to read them; a workload whose split of time is known; the error cases
+(each with its positive twin).
+
+Checks per format: collapsed (every line "stack count", counts add up to the
+summary's samples, `foo (…example.py:1)` present), flamegraph (well-formed
+XML for xml.etree), speedscope (valid against the schema shipped in the
+`speedscope` npm package), pprof (decoded by `pprof-format`, non-zero
+samples, a function `foo`), html (headless Chromium: no console error,
+`foo` visible, zoom and search work), perf (a perf.data perf can read).
+
+The node tools live in tests/js (installed by scripts/deps.sh with npm ci);
+without them these checks fail in CI and are skipped elsewhere.
+"""
+import glob
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import unittest
+import xml.etree.ElementTree as ET
+
+from support import (BUILD, EXAMPLES, PERFPY, ROOT, TempDirTest, interpreters,
+                     needs_perf, run)
+
+JS = os.path.join(ROOT, "tests", "js")
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
+EXAMPLE = os.path.join(EXAMPLES, "example.py")
+FORMATS = {"collapsed": "txt", "flamegraph": "svg", "speedscope": "speedscope.json",
+           "pprof": "pb.gz", "html": "html", "perf": "data"}
+
+
+def js_problem():
+    """None if the node validators can run, else why not."""
+    if not shutil.which("node"):
+        return "node is not installed (scripts/deps.sh installs it)"
+    for pkg in ("ajv", "speedscope", "pprof-format", "playwright-core"):
+        if not os.path.isdir(os.path.join(JS, "node_modules", pkg)):
+            return "tests/js/node_modules/%s is missing (run: cd tests/js && npm ci)" % pkg
+    return None
+
+
+def chromium_problem():
+    path = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    return None if os.access(path, os.X_OK) else "chromium is not installed (apt-get install chromium)"
+
+
+def record(test, py, args, mode="perf", env=None, freq=999, timeout=300):
+    """perf record around `perfpy run`; returns (perf.data path, run result).
+    Marks the recorded pids as the test's own (their /tmp files go in tearDown)."""
+    data = os.path.join(test.tmp, "perf-%s.data" % mode)
+    full_env = {"PERFPY_LINES_DIR": test.tmp, "PERFPY_JITDUMP_DIR": test.tmp}
+    full_env.update(env or {})
+    p = run(["perf", "record", "-q", "--no-bpf-event", "-k", "1", "-F", str(freq),
+             "--call-graph", "dwarf,16384", "-o", data, "--",
+             PERFPY, "run", "--mode", mode, "--", py.path] + list(args),
+            env=full_env, timeout=timeout)
+    pids = [int(m.group(1)) for f in os.listdir(test.tmp)
+            for m in [re.match(r"perfpy-(\d+)\.lines$", f)] if m]
+    test.own(*pids)
+    test.assertEqual(p.returncode, 0, "perf record failed:\n" + p.stderr[-3000:])
+    test.assertTrue(os.path.getsize(data) > 0)
+    return data, p
+
+
+def report(data, fmt, out, *extra, timeout=300):
+    return run([PERFPY, "report", "-f", fmt, "-o", out] + list(extra) + [data], timeout=timeout)
+
+
+def summary_samples(stderr):
+    m = re.search(r"perfpy: (\d+) samples", stderr)
+    return int(m.group(1)) if m else None
+
+
+def collapsed_counts(path):
+    """{stack: count} of a collapsed file; asserts every line's shape."""
+    stacks = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"^(.+) (\d+)\n$", line)
+            assert m, "bad collapsed line: %r" % line
+            stacks[m.group(1)] = stacks.get(m.group(1), 0) + int(m.group(2))
+    return stacks
+
+
+class ReportFormats(TempDirTest):
+    """Every format from one real recording, per interpreter."""
+
+    def check_formats(self, py):
+        data, _ = record(self, py, [EXAMPLE, "2000000"])
+        outs = {}
+        for fmt, ext in FORMATS.items():
+            out = os.path.join(self.tmp, "out." + ext)
+            p = report(data, fmt, out)
+            self.assertEqual(p.returncode, 0, "%s: %s" % (fmt, p.stderr[-2000:]))
+            self.assertIn("wrote " + out, p.stderr)
+            self.assertTrue(os.path.getsize(out) > 0, fmt)
+            outs[fmt] = (out, p)
+        # collapsed: shape, totals, foo with its def line
+        out, p = outs["collapsed"]
+        stacks = collapsed_counts(out)
+        self.assertEqual(sum(stacks.values()), summary_samples(p.stderr))
+        foo = sum(c for s, c in stacks.items() if re.search(r"(^|;)foo \([^;]*example\.py:1\)", s))
+        self.assertGreater(foo, 0, "no sample in foo (example.py:1):\n%s" % "\n".join(list(stacks)[:20]))
+        self.assertRegex(p.stderr, r"top Python functions by own time")
+        self.assertRegex(p.stderr, r"\d+\.\d%\s+\d+\.\d%\s+foo \(")
+        # flamegraph: well-formed XML that names foo
+        root = ET.parse(outs["flamegraph"][0]).getroot()
+        self.assertTrue(root.tag.endswith("svg"))
+        titles = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}title")]
+        self.assertTrue(any(t.startswith("foo (") for t in titles))
+        # perf: a perf.data file perf itself reads
+        with open(outs["perf"][0], "rb") as f:
+            self.assertEqual(f.read(8), b"PERFILE2")
+        # node checks
+        why = js_problem()
+        if why:
+            if os.environ.get("CI"):
+                self.fail(why)
+            self.skipTest(why)
+        v = run(["node", os.path.join(JS, "validate-speedscope.js"), outs["speedscope"][0],
+                 "--expect-frame", "foo"], timeout=120)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+        d = run(["node", os.path.join(JS, "decode-pprof.js"), outs["pprof"][0],
+                 "--expect-function", "foo"], timeout=120)
+        self.assertEqual(d.returncode, 0, d.stdout + d.stderr)
+        self.assertRegex(d.stdout, r'"count":[1-9]')
+        why = chromium_problem()
+        if why:
+            if os.environ.get("CI"):
+                self.fail(why)
+            self.skipTest(why)
+        h = run(["node", os.path.join(JS, "check-html.js"), outs["html"][0], "--expect", "foo"],
+                timeout=180)
+        self.assertEqual(h.returncode, 0, h.stdout + h.stderr)
+
+
+def _add_format_tests():
+    for py in interpreters():
+        def test(self, py=py):
+            self.check_formats(py)
+        test = needs_perf(test)
+        name = "test_report_formats_" + py.label.replace(".", "_").replace("-", "_")
+        test.__name__ = name
+        setattr(ReportFormats, name, test)
+
+
+_add_format_tests()
+
+
+class ReportSplit(TempDirTest):
+    """The profile's split of time matches the program's own measurement."""
+
+    @needs_perf
+    def test_report_split_matches_program_measurement(self):
+        pys = interpreters()
+        if not pys:
+            self.skipTest("no interpreter built")
+        for py in {pys[0].path: pys[0], pys[-1].path: pys[-1]}.values():
+            with self.subTest(py=py.label):
+                data, p = record(self, py, [os.path.join(PROGRAMS, "report_split.py"), "6"],
+                                 freq=999)
+                m = re.search(r"SPLIT ([\d.]+) ([\d.]+)", p.stdout)
+                self.assertTrue(m, p.stdout + p.stderr[-2000:])
+                a, b = float(m.group(1)), float(m.group(2))
+                out = os.path.join(self.tmp, "split.txt")
+                r = report(data, "collapsed", out)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                stacks = collapsed_counts(out)
+                sa = sum(c for s, c in stacks.items() if "work_a (" in s)
+                sb = sum(c for s, c in stacks.items() if "work_b (" in s)
+                self.assertGreater(sa + sb, 2000, "too few samples to judge")
+                program = 100.0 * a / (a + b)
+                profile = 100.0 * sa / (sa + sb)
+                self.assertLess(abs(program - profile), 2.0,
+                                "program says work_a %.1f%%, profile says %.1f%% (%d/%d samples)"
+                                % (program, profile, sa, sa + sb))
+
+
+def def_lines(path):
+    """{function name: line of its def} of a Python file."""
+    found = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            m = re.match(r"def (\w+)", line)
+            if m:
+                found[m.group(1)] = n
+    return found
+
+
+def jit_mode_works(tmp, py):
+    """True when `perfpy run --mode jit` writes a jitdump (the jitdump engine
+    is being built; these tests start checking whole stacks when it lands)."""
+    d = os.path.join(tmp, "probe")
+    os.makedirs(d, exist_ok=True)
+    p = run([PERFPY, "run", "--mode", "jit", "--", py.path, "-c", "pass"],
+            env={"PERFPY_JITDUMP_DIR": d}, timeout=60)
+    dumps = glob.glob(os.path.join(d, "jit-*.dump"))
+    for f in dumps:
+        os.unlink(f)
+    return p.returncode == 0 and bool(dumps)
+
+
+class ReportJit(TempDirTest):
+    """Jitdump recordings: inject, whole stacks, and cleanup of jitted-*.so."""
+
+    @needs_perf
+    def test_report_jit_whole_stacks_and_cleanup(self):
+        pys = interpreters()
+        if not pys or not jit_mode_works(self.tmp, pys[-1]):
+            self.skipTest("perfpy run --mode jit does not write a jitdump yet")
+        for py in pys:
+            with self.subTest(py=py.label):
+                data, _ = record(self, py, [EXAMPLE, "2000000"], mode="jit")
+                for f in glob.glob(os.path.join(self.tmp, "jit-*.dump")):
+                    self.own(int(re.search(r"jit-(\d+)\.dump", f).group(1)))
+                before = set(glob.glob(os.path.join(self.tmp, "jitted-*.so")))
+                out = os.path.join(self.tmp, "jit.txt")
+                r = report(data, "collapsed", out)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                # the jitted-*.so files perf inject made are gone again
+                self.assertEqual(set(glob.glob(os.path.join(self.tmp, "jitted-*.so"))), before)
+                stacks = collapsed_counts(out)
+                with_foo = {s: c for s, c in stacks.items() if re.search(r"(^|;)foo \(", s)}
+                total = sum(with_foo.values())
+                self.assertGreater(total, 0)
+                lines = def_lines(EXAMPLE)
+                want = re.compile(r"^<module> \([^;]*example\.py:1\);baz \([^;]*:%d\);"
+                                  r"bar \([^;]*:%d\);foo \([^;]*:%d\)(;|$)"
+                                  % (lines["baz"], lines["bar"], lines["foo"]))
+                whole = sum(c for s, c in with_foo.items() if want.match(s))
+                self.assertGreaterEqual(whole / total, 0.95,
+                                        "%d of %d samples in foo have the whole stack:\n%s"
+                                        % (whole, total, "\n".join(list(with_foo)[:10])))
+                # --keep keeps them, and names the directory
+                k = report(data, "collapsed", out, "--keep")
+                self.assertEqual(k.returncode, 0, k.stderr)
+                kept = re.search(r"kept intermediate files in (\S+)", k.stderr)
+                self.assertTrue(kept, k.stderr)
+                self.assertTrue(os.path.exists(os.path.join(kept.group(1), "injected.data")))
+                shutil.rmtree(kept.group(1))
+                for f in set(glob.glob(os.path.join(self.tmp, "jitted-*.so"))) - before:
+                    os.unlink(f)
+
+
+class ReportErrors(TempDirTest):
+    """Each error: exit status, a message naming the problem and the fix,
+    and its positive twin."""
+
+    def recording(self):
+        pys = interpreters()
+        if not pys:
+            self.skipTest("no interpreter built")
+        data, _ = record(self, pys[-1], [EXAMPLE, "300000"])
+        return data
+
+    def test_report_unknown_format_is_a_usage_error(self):
+        p = run([PERFPY, "report", "-f", "svgz", "x.data"])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown format 'svgz'", p.stderr)
+        self.assertIn("flamegraph", p.stderr)
+
+    def test_report_bad_number_is_a_usage_error(self):
+        p = run([PERFPY, "report", "--top", "ten", "x.data"])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--top needs a number", p.stderr)
+        p = run([PERFPY, "report"])
+        self.assertEqual(p.returncode, 2)
+        p = run([PERFPY, "report", "--help"])
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("-f, --format FORMAT", p.stdout)
+
+    def test_report_missing_input(self):
+        missing = os.path.join(self.tmp, "nope.data")
+        p = run([PERFPY, "report", missing])
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot read %s: no such file" % missing, p.stderr)
+        self.assertIn("perfpy record", p.stderr)
+
+    def test_report_not_a_perf_data(self):
+        bad = self.write("bad.data", "hello, I am text\n" * 10)
+        p = run([PERFPY, "report", bad])
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("is not a perf.data file", p.stderr)
+
+    def test_report_unreadable_input(self):
+        if os.getuid() == 0:
+            self.skipTest("root reads every file")
+        data = self.write("locked.data", "PERFILE2")
+        os.chmod(data, 0)
+        p = run([PERFPY, "report", data])
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("permission denied", p.stderr)
+
+    @needs_perf
+    def test_report_perf_missing_then_present(self):
+        data = self.recording()
+        out = os.path.join(self.tmp, "o.txt")
+        p = report(data, "collapsed", out, timeout=120) if False else run(
+            [PERFPY, "report", "-f", "collapsed", "-o", out, data], env={"PATH": "/nonexistent"})
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot find perf", p.stderr)
+        self.assertIn("apt-get install linux-perf", p.stderr)
+        self.assertFalse(os.path.exists(out))
+        p = run([PERFPY, "report", "-f", "collapsed", "-o", out, data],
+                env={"PERF": shutil.which("perf")})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.getsize(out) > 0)
+
+    @needs_perf
+    def test_report_no_samples(self):
+        empty = os.path.join(self.tmp, "empty.data")
+        p = run(["perf", "record", "-q", "--no-bpf-event", "-e", "cpu-clock", "-c", "100000000000",
+                 "-o", empty, "--", "true"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = run([PERFPY, "report", "-o", os.path.join(self.tmp, "e.svg"), empty])
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("holds no samples", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "e.svg")))
+
+    @needs_perf
+    def test_report_disk_full_leaves_input_untouched(self):
+        data = self.recording()
+        with open(data, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        for fmt in ("flamegraph", "pprof", "perf"):
+            p = report(data, fmt, "/dev/full")
+            self.assertEqual(p.returncode, 1, fmt)
+            self.assertIn("No space left on device", p.stderr)
+        with open(data, "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).hexdigest(), digest)
+        # a directory that does not exist: an error, nothing created
+        bad = os.path.join(self.tmp, "no", "such", "out.svg")
+        p = report(data, "flamegraph", bad)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot write " + bad, p.stderr)
+        self.assertFalse(os.path.exists(os.path.dirname(bad)))
+        # the output may not be the input
+        p = report(data, "perf", data)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("is the input itself", p.stderr)
+        # and the positive twin: a writable place works; no temporary is left
+        ok = os.path.join(self.tmp, "ok.svg")
+        p = report(data, "flamegraph", ok)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([f for f in os.listdir(self.tmp) if f.startswith(".perfpy-out-")], [])
+        with open(data, "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).hexdigest(), digest)
+
+    @needs_perf
+    def test_report_from_script_text_matches_perf_data(self):
+        data = self.recording()
+        text = os.path.join(self.tmp, "script.txt")
+        with open(text, "w") as f:
+            subprocess.run(["perf", "script", "-i", data, "-F",
+                            "comm,pid,tid,time,period,event,ip,sym,dso", "--max-stack", "4096"],
+                           stdout=f, stderr=subprocess.DEVNULL, check=True, timeout=300)
+        a = os.path.join(self.tmp, "a.txt")
+        b = os.path.join(self.tmp, "b.txt")
+        self.assertEqual(report(data, "collapsed", a).returncode, 0)
+        p = run([PERFPY, "report", "--from-script", "-f", "collapsed", "-o", b, text])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(collapsed_counts(a), collapsed_counts(b))
+        p = run([PERFPY, "report", "--from-script", "-f", "perf", "-o", b, text])
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("needs a perf.data input", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,60 @@
+/*
+ * Helpers for the report pipeline's unit tests: fold perf script text into
+ * a profile and render a profile as collapsed text, in memory.
+ */
+#ifndef PERFPY_TEST_REPORT_HELPERS_H
+#define PERFPY_TEST_REPORT_HELPERS_H
+
+#include "fold.h"
+#include "output.h"
+#include "perf_script.h"
+#include "profile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* tests/data/perf_script/<name> (the tests run from the repository root). */
+#define PS_DATA(name) "tests/data/perf_script/" name
+
+static inline void fold_text(pp_profile *p, const char *text, const pp_fold_opts *o,
+                             pp_script_stats *st)
+{
+    pp_folder *f;
+    if (pp_profile_init(p) != 0 || pp_fold_open(&f, p, o) != 0) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    if (pp_script_parse_buffer(text, strlen(text), pp_fold_sample, f, st) != 0) {
+        fprintf(stderr, "parse failed\n");
+        exit(1);
+    }
+    pp_fold_close(f);
+}
+
+/* The profile as collapsed lines (malloc'ed). */
+static inline char *collapsed_of(const pp_profile *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m || pp_write_collapsed(p, m, NULL) != 0) {
+        fprintf(stderr, "collapsed writer failed\n");
+        exit(1);
+    }
+    fclose(m);
+    return buf;
+}
+
+/* Folds text and returns its collapsed form (the profile freed). */
+static inline char *fold_to_collapsed(const char *text, const pp_fold_opts *o)
+{
+    pp_profile p;
+    char *out;
+    fold_text(&p, text, o, NULL);
+    out = collapsed_of(&p);
+    pp_profile_free(&p);
+    return out;
+}
+
+#endif

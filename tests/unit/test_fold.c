@@ -1,0 +1,278 @@
+/*
+ * The folding rules of fold.c, one test per rule, on perf script text
+ * shaped like what perf prints (leaf first), plus the real captures.
+ */
+#include "report_helpers.h"
+#include "test.h"
+
+#define HDR "python3 100/100 1.0: 1001 cpu-clock:\n"
+#define LIBPY "(/usr/lib/libpython3.12.so.1.0)"
+#define MAP "(/tmp/perf-100.map)"
+
+/* A whole jitdump-mode stack: <module> -> baz -> bar -> foo -> PyLong_FromLong */
+static const char whole[] =
+    HDR
+    "\t  1cfe03 pymalloc_alloc (inlined)\n"
+    "\t  1cfe03 _PyObject_Malloc " LIBPY "\n"
+    "\t  1cfe03 _PyObject_Malloc " LIBPY "\n"      /* perf's repeated leaf */
+    "\t  1a7211 PyLong_FromLong " LIBPY "\n"
+    "\t  1159a8 _PyEval_EvalFrameDefault " LIBPY "\n"
+    "\t  7f0000001009 py::foo:/app/x.py+0x9 " MAP "\n"
+    "\t  1159a8 _PyEval_EvalFrameDefault " LIBPY "\n"
+    "\t  2000 _PyFunction_Vectorcall " LIBPY "\n"
+    "\t  3000 perfpy_eval (/lib/perfpy.cpython-312-x86_64-linux-gnu.so)\n"
+    "\t  7f0000001019 py::bar:/app/x.py " MAP "\n"
+    "\t  1159a8 _PyEval_EvalFrameDefault " LIBPY "\n"
+    "\t  7f0000001029 py::baz:/app/x.py " MAP "\n"
+    "\t  1159a8 _PyEval_EvalFrameDefault " LIBPY "\n"
+    "\t  7f0000001039 py::<module>:/app/x.py " MAP "\n"
+    "\t  281cd6 PyEval_EvalCode " LIBPY "\n"
+    "\t  4000 run_mod " LIBPY "\n"
+    "\t  302610 pymain_main (inlined)\n"
+    "\t  302610 Py_BytesMain " LIBPY "\n"
+    "\t  27249 __libc_start_call_main (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+    "\t  1080 _start (/usr/bin/python3.12)\n\n";
+
+TEST(fold_whole_stack_reads_as_python)
+{
+    char *out = fold_to_collapsed(whole, NULL);
+    ASSERT_EQ_STR(out, "<module> (/app/x.py);baz (/app/x.py);bar (/app/x.py);foo (/app/x.py);"
+                       "PyLong_FromLong;_PyObject_Malloc;pymalloc_alloc 1\n");
+    free(out);
+}
+
+TEST(fold_lines_sidecar_gives_def_lines)
+{
+    char dir[512], path[600];
+    pp_fold_opts o = {0, NULL, NULL};
+    FILE *f;
+    char *out;
+
+    snprintf(dir, sizeof(dir), "%s", test_tmpdir());
+    snprintf(path, sizeof(path), "%s/perfpy-100.lines", dir);
+    f = fopen(path, "w");
+    /* foo at ...1000 (size c), bar ...1010, baz ...1020, <module> ...1030;
+     * plus junk lines that must be skipped */
+    fputs("7f0000001000 c 1\n7f0000001010 c 7\nnot a line\n7f0000001020 c 10\n"
+          "7f0000001030 10 1\nzz 1 2\n7f0000009000 0 5\n", f);
+    fclose(f);
+    o.lines_dir = dir;
+    out = fold_to_collapsed(whole, &o);
+    ASSERT_EQ_STR(out, "<module> (/app/x.py:1);baz (/app/x.py:10);bar (/app/x.py:7);"
+                       "foo (/app/x.py:1);PyLong_FromLong;_PyObject_Malloc;pymalloc_alloc 1\n");
+    free(out);
+}
+
+TEST(fold_truncated_stack_is_marked)
+{
+    /* perf-map mode without frame pointers: the unwind stops at the trampoline */
+    char *out = fold_to_collapsed(HDR
+                                  "\t  1159a8 _PyEval_EvalFrameDefault " LIBPY "\n"
+                                  "\t  7f0000001009 py::foo:/app/x.py " MAP "\n\n"
+                                  HDR "\n", NULL);
+    ASSERT_EQ_STR(out, "[truncated];[unknown] 1\n[truncated];foo (/app/x.py) 1\n");
+    free(out);
+}
+
+TEST(fold_native_below_and_between_python)
+{
+    char *out = fold_to_collapsed(
+        HDR
+        "\tffffffff81000c82 asm_exc_page_fault ([kernel.kallsyms])\n"
+        "\t  5000 compress_block (/usr/lib/python3/dist-packages/zlib.cpython-312.so)\n"
+        "\t  1159a8 _PyEval_EvalFrameDefault " LIBPY "\n"
+        "\t  7f0000001009 py::cb:/app/x.py " MAP "\n"
+        "\t  1159a8 _PyEval_EvalFrameDefault " LIBPY "\n"
+        "\t  6000 ext_call_python (/site/ext.cpython-312.so)\n"
+        "\t  6100 cfunction_call " LIBPY "\n"
+        "\t  6200 list_sort_impl " LIBPY "\n"
+        "\t  7f0000001019 py::main:/app/x.py " MAP "\n"
+        "\t  1080 _start (/usr/bin/python3.12)\n\n", NULL);
+    /* the C extension between two Python frames stays; list_sort_impl (a
+     * libpython frame between them) goes; native code below stays */
+    ASSERT_EQ_STR(out, "main (/app/x.py);ext_call_python;cb (/app/x.py);compress_block;"
+                       "asm_exc_page_fault 1\n");
+    free(out);
+}
+
+TEST(fold_no_native_keeps_python_only)
+{
+    pp_fold_opts o = {1, NULL, NULL};
+    char *out = fold_to_collapsed(whole, &o);
+    ASSERT_EQ_STR(out, "<module> (/app/x.py);baz (/app/x.py);bar (/app/x.py);foo (/app/x.py) 1\n");
+    free(out);
+    out = fold_to_collapsed(HDR "\t  1080 _start (/usr/bin/python3.12)\n\n", &o);
+    ASSERT_EQ_STR(out, "[native] 1\n");
+    free(out);
+}
+
+TEST(fold_stacks_without_python_stay_whole)
+{
+    char *out = fold_to_collapsed(
+        HDR
+        "\t  2d085c siphash13 " LIBPY "\n"
+        "\t  302610 Py_BytesMain " LIBPY "\n"
+        "\t  27249 __libc_start_call_main (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+        "\t  1080 _start (/usr/bin/python3.12)\n\n", NULL);
+    ASSERT_EQ_STR(out, "_start;__libc_start_call_main;Py_BytesMain;siphash13 1\n");
+    free(out);
+}
+
+TEST(fold_threads_start_at_their_python_target)
+{
+    char *out = fold_to_collapsed(
+        HDR
+        "\t  7f0000001009 py::work:/app/x.py " MAP "\n"
+        "\t  1159a8 _PyEval_EvalFrameDefault " LIBPY "\n"
+        "\t  7f0000001019 py::Thread.run:/usr/lib/python3.12/threading.py " MAP "\n"
+        "\t  7000 thread_run " LIBPY "\n"
+        "\t  7100 pythread_wrapper " LIBPY "\n"
+        "\t  7200 start_thread (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+        "\t  7300 clone3 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\n", NULL);
+    ASSERT_EQ_STR(out, "Thread.run (/usr/lib/python3.12/threading.py);work (/app/x.py) 1\n");
+    free(out);
+}
+
+TEST(fold_counts_samples_and_truncation)
+{
+    pp_profile p;
+    fold_text(&p, HDR "\t  7f0000001009 py::foo:/app/x.py " MAP "\n\n"
+                  "python3 100/101 2.5: 2002 cpu-clock:\n\t 7f0000001009 py::foo:/app/x.py " MAP "\n\n",
+              NULL, NULL);
+    ASSERT_EQ_UINT(p.samples, 2);
+    ASSERT_EQ_UINT(p.truncated, 2);
+    ASSERT_EQ_UINT(p.period, 3003);
+    ASSERT_EQ_UINT(p.nstacks, 1);
+    ASSERT_EQ_UINT(p.time_first_ns, 1000000000ull);
+    ASSERT_EQ_UINT(p.time_last_ns, 2500000000ull);
+    ASSERT_EQ_STR(p.program, "python3");
+    ASSERT_EQ_STR(p.event, "cpu-clock");
+    pp_profile_free(&p);
+}
+
+/* The real captures fold to Python-named stacks with def lines. */
+TEST(fold_real_captures_name_foo_with_its_line)
+{
+    static const char *names[] = {"py38", "py310", "py311-debian", "py312", "py313"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char path[256], lines[256], dir[512];
+        size_t len;
+        char *text, *out, *lt, *pidp;
+        pp_fold_opts o = {0, NULL, NULL};
+        FILE *f;
+        int pid;
+
+        snprintf(path, sizeof(path), PS_DATA("%s.txt"), names[i]);
+        snprintf(lines, sizeof(lines), PS_DATA("%s.lines"), names[i]);
+        text = test_read_file(path, &len);
+        lt = test_read_file(lines, NULL);
+        ASSERT_TRUE(text && lt);
+        /* the sidecar is named after the recorded pid: copy it so */
+        pidp = strstr(text, "perf-");
+        ASSERT_TRUE(pidp != NULL);
+        pid = atoi(pidp + 5);
+        snprintf(dir, sizeof(dir), "%s/perfpy-%d.lines", test_tmpdir(), pid);
+        f = fopen(dir, "w");
+        fputs(lt, f);
+        fclose(f);
+        o.lines_dir = test_tmpdir();
+        out = fold_to_collapsed(text, &o);
+        ASSERT_CONTAINS(out, "[truncated];foo (");
+        ASSERT_CONTAINS(out, "examples/example.py:1) ");
+        ASSERT_TRUE(strstr(out, "_PyEval_EvalFrameDefault") == NULL ||
+                    strstr(out, "example.py:1);_PyEval_EvalFrameDefault") == NULL);
+        free(out);
+        free(text);
+        free(lt);
+    }
+}
+
+/* A jitdump with one trampoline: debug record (line 7), code load (index 3). */
+static size_t tiny_jitdump(uint8_t *buf)
+{
+    static const uint8_t code[] = {0x55, 0x48, 0x89, 0xe5, 0xff, 0xd1, 0x5d, 0xc3};
+    const char *dname = "/app/x.py", *lname = "py::bar:/app/x.py";
+    uint32_t u32[2];
+    uint64_t u64[4];
+    size_t at = 0, dn = strlen(dname) + 1, ln = strlen(lname) + 1;
+    uint32_t hdr[6] = {0x4A695444, 1, 40, 62, 0, 4242};
+
+    memset(buf, 0, 512);
+    memcpy(buf, hdr, sizeof(hdr));
+    at = 40;
+    /* debug: prefix, code_addr, nr_entry, 2 x {addr, lineno, discrim, name} */
+    u32[0] = 2;
+    u32[1] = (uint32_t)(16 + 16 + 2 * (16 + dn));
+    memcpy(buf + at, u32, 8);
+    u64[0] = 0x7f0000001000;
+    u64[1] = 2;
+    memcpy(buf + at + 16, u64, 16);
+    for (int i = 0; i < 2; i++) {
+        size_t e = at + 32 + (size_t)i * (16 + dn);
+        uint64_t addr = 0x7f0000001000 + (uint64_t)i * 8;
+        int32_t line = 7;
+        memcpy(buf + e, &addr, 8);
+        memcpy(buf + e + 8, &line, 4);
+        memcpy(buf + e + 16, dname, dn);
+    }
+    at += u32[1];
+    /* load: prefix, pid, tid, vma, code_addr, code_size, code_index, name, code */
+    u32[0] = 0;
+    u32[1] = (uint32_t)(16 + 40 + ln + sizeof(code));
+    memcpy(buf + at, u32, 8);
+    u32[0] = u32[1] = 4242;
+    memcpy(buf + at + 16, u32, 8);
+    u64[0] = u64[1] = 0x7f0000001000;
+    u64[2] = sizeof(code);
+    u64[3] = 3;
+    memcpy(buf + at + 24, u64, 32);
+    memcpy(buf + at + 56, lname, ln);
+    memcpy(buf + at + 56 + ln, code, sizeof(code));
+    return at + 56 + ln + sizeof(code);
+}
+
+TEST(fold_jitdump_codes_read)
+{
+    uint8_t buf[512];
+    size_t len = tiny_jitdump(buf), n;
+    pp_jit_code *codes;
+
+    ASSERT_OK(pp_jitdump_codes_buffer(buf, len, &codes, &n));
+    ASSERT_EQ_INT(n, 1);
+    ASSERT_EQ_UINT(codes[0].index, 3);
+    ASSERT_EQ_UINT(codes[0].addr, 0x7f0000001000ull);
+    ASSERT_EQ_INT(codes[0].line, 7);
+    free(codes);
+    /* every truncation: no crash, no over-read */
+    for (size_t cut = 0; cut < len; cut++) {
+        uint8_t *copy = malloc(cut ? cut : 1);
+        memcpy(copy, buf, cut);
+        ASSERT_OK(pp_jitdump_codes_buffer(copy, cut, &codes, &n));
+        free(codes);
+        free(copy);
+    }
+}
+
+TEST(fold_injected_frames_find_their_line_through_the_dump)
+{
+    uint8_t buf[512];
+    size_t len = tiny_jitdump(buf);
+    pp_perf_data_info *info = calloc(1, sizeof(*info));
+    pp_fold_opts o = {0, NULL, info};
+    FILE *f;
+    char *out;
+
+    snprintf(info->jitdumps[0], sizeof(info->jitdumps[0]), "%s/jit-4242.dump", test_tmpdir());
+    info->njitdumps = 1;
+    f = fopen(info->jitdumps[0], "wb");
+    fwrite(buf, 1, len, f);
+    fclose(f);
+    /* perf script prints the address relative to the jitted ELF ("89") */
+    out = fold_to_collapsed("python3 4242/4242 1.0: 1 cpu-clock:\n"
+                            "\t 89 py::bar:/app/x.py (/tmp/x/jitted-4242-3.so)\n"
+                            "\t 99 py::baz:/app/x.py (/tmp/x/jitted-4242-9.so)\n"
+                            "\t 1080 _start (/usr/bin/python3.12)\n\n", &o);
+    ASSERT_EQ_STR(out, "baz (/app/x.py);bar (/app/x.py:7) 1\n");
+    free(out);
+    free(info);
+}

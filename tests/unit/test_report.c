@@ -1,0 +1,164 @@
+/*
+ * The report pipeline's pieces that need no perf: the perf.data scanner on
+ * synthetic files (hostile ones included), output writing through a
+ * temporary file (a full disk leaves nothing behind), default names.
+ */
+#include "report.h"
+#include "report_helpers.h"
+#include "test.h"
+
+#include <dirent.h>
+#include <errno.h>
+
+/* A perf.data: header (104 bytes) then records; offsets as perf writes them. */
+static size_t put_rec(uint8_t *buf, size_t at, uint32_t type, const void *body, size_t blen)
+{
+    uint16_t size = (uint16_t)(8 + blen);
+    memcpy(buf + at, &type, 4);
+    memset(buf + at + 4, 0, 2);
+    memcpy(buf + at + 6, &size, 2);
+    memcpy(buf + at + 8, body, blen);
+    return at + size;
+}
+
+static size_t make_perf_data(uint8_t *buf)
+{
+    uint8_t body[256];
+    uint64_t v, hsize = 104, off = 104;
+    size_t at = 104;
+
+    memset(buf, 0, 104);
+    memcpy(buf, "PERFILE2", 8);
+    memcpy(buf + 8, &hsize, 8);
+    /* MMAP2 of a jit dump: pid, tid, addr, len, pgoff, maj, min, ino, gen, prot, flags, name */
+    memset(body, 0, sizeof(body));
+    strcpy((char *)body + 64, "/tmp/x/jit-4242.dump");
+    at = put_rec(buf, at, 10, body, 64 + 24);
+    /* the same dump again, and an ordinary library */
+    at = put_rec(buf, at, 10, body, 64 + 24);
+    strcpy((char *)body + 64, "/usr/lib/libc.so.6");
+    at = put_rec(buf, at, 10, body, 64 + 24);
+    /* MMAP (old style): pid, tid, addr, len, pgoff, name */
+    memset(body, 0, sizeof(body));
+    strcpy((char *)body + 32, "/run/jit-7.dump");
+    at = put_rec(buf, at, 1, body, 32 + 16);
+    /* LOST: id, lost */
+    v = 5;
+    memset(body, 0, 16);
+    memcpy(body + 8, &v, 8);
+    at = put_rec(buf, at, 2, body, 16);
+    /* two samples */
+    at = put_rec(buf, at, 9, body, 16);
+    at = put_rec(buf, at, 9, body, 16);
+    v = at - off;
+    memcpy(buf + 40, &off, 8);
+    memcpy(buf + 48, &v, 8);
+    return at;
+}
+
+TEST(perf_data_scan_finds_dumps_lost_and_samples)
+{
+    uint8_t buf[2048];
+    size_t len = make_perf_data(buf);
+    pp_perf_data_info info;
+
+    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_EQ_INT(info.scanned, 1);
+    ASSERT_EQ_UINT(info.samples, 2);
+    ASSERT_EQ_UINT(info.lost, 5);
+    ASSERT_EQ_UINT(info.njitdumps, 2);
+    ASSERT_EQ_STR(info.jitdumps[0], "/tmp/x/jit-4242.dump");
+    ASSERT_EQ_STR(info.jitdumps[1], "/run/jit-7.dump");
+}
+
+TEST(perf_data_scan_hostile_inputs)
+{
+    uint8_t buf[2048];
+    size_t len = make_perf_data(buf);
+    pp_perf_data_info info;
+
+    ASSERT_EQ_INT(pp_perf_data_scan_buffer((const uint8_t *)"not perf", 8, &info), -EINVAL);
+    ASSERT_EQ_INT(pp_perf_data_scan_buffer((const uint8_t *)"hello world, no perf here", 25, &info),
+                  -EINVAL);
+    /* every truncation of a valid file: never a crash, never an over-read */
+    for (size_t cut = 0; cut < len; cut++) {
+        uint8_t *copy = malloc(cut ? cut : 1);
+        memcpy(copy, buf, cut);
+        (void)pp_perf_data_scan_buffer(copy, cut, &info);
+        free(copy);
+    }
+    /* a record claiming size 0 ends the walk */
+    buf[104 + 6] = 0;
+    buf[104 + 7] = 0;
+    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_EQ_UINT(info.samples, 0);
+    /* a data section past the end of the file */
+    buf[48] = 0xff;
+    ASSERT_EQ_INT(pp_perf_data_scan_buffer(buf, len, &info), -EINVAL);
+}
+
+TEST(perf_data_scan_missing_and_directory)
+{
+    pp_perf_data_info info;
+    ASSERT_EQ_INT(pp_perf_data_scan("/nonexistent/perf.data", &info), -ENOENT);
+    ASSERT_EQ_INT(pp_perf_data_scan(test_tmpdir(), &info), -EISDIR);
+}
+
+static int leftovers(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, ".perfpy-out-", 12) == 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+TEST(report_write_via_temporary_file)
+{
+    pp_profile p;
+    char path[600], *text;
+
+    fold_text(&p, "python3 1/1 1.0: 1 cpu-clock:\n\t1 py::foo:/x.py (/tmp/perf-1.map)\n\n",
+              NULL, NULL);
+    snprintf(path, sizeof(path), "%s/out.txt", test_tmpdir());
+    ASSERT_OK(pp_report_write(&p, pp_format_find("collapsed"), path, NULL));
+    text = test_read_file(path, NULL);
+    ASSERT_EQ_STR(text, "[truncated];foo (/x.py) 1\n");
+    free(text);
+    ASSERT_EQ_INT(leftovers(test_tmpdir()), 0);
+    /* a full disk: an error, and no partial or temporary file */
+    ASSERT_EQ_INT(pp_report_write(&p, pp_format_find("html"), "/dev/full", NULL), -1);
+    /* a directory that does not exist */
+    snprintf(path, sizeof(path), "%s/no/such/dir/out.svg", test_tmpdir());
+    ASSERT_EQ_INT(pp_report_write(&p, pp_format_find("flamegraph"), path, NULL), -1);
+    ASSERT_EQ_INT(leftovers(test_tmpdir()), 0);
+    pp_profile_free(&p);
+}
+
+TEST(report_default_output_names)
+{
+    char buf[256];
+    pp_report_default_output("/x/y/perf.data", pp_format_find("flamegraph"), buf, sizeof(buf));
+    ASSERT_EQ_STR(buf, "perf.svg");
+    pp_report_default_output("app.data", pp_format_find("speedscope"), buf, sizeof(buf));
+    ASSERT_EQ_STR(buf, "app.speedscope.json");
+    pp_report_default_output("rec", pp_format_find("pprof"), buf, sizeof(buf));
+    ASSERT_EQ_STR(buf, "rec.pb.gz");
+    pp_report_default_output("perf.data", pp_format_find("perf"), buf, sizeof(buf));
+    ASSERT_EQ_STR(buf, "perf-perfpy.data");
+    pp_report_default_output(".data", pp_format_find("collapsed"), buf, sizeof(buf));
+    ASSERT_EQ_STR(buf, "perf.txt");
+}
+
+TEST(report_find_perf_missing_says_how_to_install)
+{
+    char buf[256];
+    ASSERT_EQ_INT(pp_report_find_perf("/nonexistent/perf", buf, sizeof(buf)), -1);
+    setenv("PATH", "/nonexistent", 1);
+    unsetenv("PERF");
+    ASSERT_EQ_INT(pp_report_find_perf(NULL, buf, sizeof(buf)), -1);
+}
