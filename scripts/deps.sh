@@ -5,7 +5,8 @@
 #
 #   build:  gcc make zlib1g-dev, CPython headers (pyenv's, or python3-dev)
 #   run:    linux-perf (perf)
-#   tests:  python3 (the test driver)
+#   tests:  python3 (the test driver); nodejs, npm, chromium and the
+#           node packages of tests/js (the report format checks)
 set -u
 
 need_debs=()
@@ -17,6 +18,14 @@ have_cmd make || need_debs+=(make)
 have_cmd perf || need_debs+=(linux-perf)
 [ -x /usr/bin/python3 ] || need_debs+=(python3)
 have_deb zlib1g-dev || [ -f /usr/include/zlib.h ] || need_debs+=(zlib1g-dev)
+
+# ---- report tests (owner: the report pipeline) -----------------------------
+# tests/js validates the speedscope, pprof and HTML outputs with node
+# packages (npm ci below) and a headless Chromium.
+have_cmd node || need_debs+=(nodejs)
+have_cmd npm || need_debs+=(npm)
+[ -x /usr/bin/chromium ] || need_debs+=(chromium)
+# ---- end of report tests ---------------------------------------------------
 
 if [ ${#need_debs[@]} -gt 0 ]; then
     if [ "$(id -u)" != 0 ]; then
@@ -30,4 +39,17 @@ if [ ${#need_debs[@]} -gt 0 ]; then
     apt-get install -y -qq --no-install-recommends "${need_debs[@]}" >/dev/null ||
         { echo "apt-get install ${need_debs[*]} failed" >&2; exit 1; }
 fi
+
+# ---- report tests (owner: the report pipeline) -----------------------------
+# node packages of tests/js, exactly as package-lock.json pins them, into
+# tests/js/node_modules (git-ignored); again only when the lock file changed.
+js=$(cd "$(dirname "$0")/../tests/js" && pwd)
+if [ -f "$js/package-lock.json" ] && have_cmd npm &&
+   { [ ! -f "$js/node_modules/.package-lock.json" ] ||
+     [ "$js/package-lock.json" -nt "$js/node_modules/.package-lock.json" ]; }; then
+    echo "installing tests/js node packages (npm ci)"
+    (cd "$js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+        echo "warning: npm ci in tests/js failed: the speedscope/pprof/HTML checks cannot run" >&2
+fi
+# ---- end of report tests ---------------------------------------------------
 exit 0
