@@ -609,7 +609,10 @@ int pp_report(const pp_report_opts *o, pp_report_result *r)
                 goto out;
             if (progress)
                 fprintf(stderr, "perfpy: perf inject --jit ...\r");
-            if (pp_report_inject(perf, o->input, injected, tmp, &r->info, &made) < 0)
+            rc = pp_report_inject(perf, o->input, injected, tmp, &r->info, &made);
+            if (progress)
+                fprintf(stderr, "\r\033[K");
+            if (rc < 0)
                 goto out;
             data = injected;
             r->injected = 1;
