@@ -637,7 +637,7 @@ int pp_report(const pp_report_opts *o, pp_report_result *r)
 out:
     if (o->keep || (rc == 0 && strcmp(f->name, "perf") == 0 && r->injected)) {
         /* kept: the jitted-*.so files (perf report needs them) */
-        for (size_t i = 0; made && made[i]; i++)
+        for (size_t i = 0; made && made[i]; i++, r->jitted_kept++)
             free(made[i]);
         free(made);
     } else {
@@ -726,5 +726,8 @@ void pp_report_print_summary(FILE *out, const pp_report_result *r, int top)
     free(idx);
     if (r->kept[0])
         fprintf(out, "perfpy: kept intermediate files in %s\n", r->kept);
+    if (r->jitted_kept)
+        fprintf(out, "perfpy: kept the %zu jitted-*.so files next to %s: `perf report -i %s` "
+                "reads them\n", r->jitted_kept, r->info.jitdumps[0], r->output);
     fprintf(out, "perfpy: wrote %s\n", strcmp(r->output, "-") == 0 ? "standard output" : r->output);
 }

@@ -52,6 +52,7 @@ typedef struct pp_report_result {
     char output[PATH_MAX];       /* the file written */
     int injected;                /* perf inject --jit ran */
     char kept[PATH_MAX];         /* --keep: the directory of kept files, else "" */
+    size_t jitted_kept;          /* jitted-*.so files left for `perf report` (format perf) */
     double seconds;              /* post-processing time */
 } pp_report_result;
 
