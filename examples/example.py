@@ -4,13 +4,11 @@ def foo(n):
         result += 1
     return result
 
-
 def bar(n):
     foo(n)
 
 def baz(n):
     bar(n)
-
 
 if __name__ == "__main__":
     import sys
