@@ -17,7 +17,8 @@ int pp__open_private(const char *path, int flags)
 {
     struct stat st;
     /* O_NONBLOCK: a FIFO planted at the path must not block the open. */
-    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+    int access = (flags & O_ACCMODE) == O_RDWR ? O_RDWR : O_WRONLY;
+    int fd = open(path, access | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
                         O_NONBLOCK | (flags & O_APPEND), 0600);
 
     if (fd < 0)

@@ -12,7 +12,8 @@
 
 /* Opens (creating, mode 0600) a file that only this user may own: never
  * through a symlink (O_NOFOLLOW), and only a regular file owned by the
- * effective user. flags: O_APPEND or O_TRUNC, added to O_CREAT|O_CLOEXEC.
+ * effective user. flags: O_APPEND or O_TRUNC, added to O_CREAT|O_CLOEXEC,
+ * and O_RDWR to open it for reading too (write-only otherwise).
  * Returns an fd or a negative errno (-ELOOP for a symlink, -EPERM for a
  * file of another user or not a regular file). */
 int pp__open_private(const char *path, int flags);
