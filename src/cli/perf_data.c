@@ -20,6 +20,7 @@
  */
 #include "perf_data.h"
 #include "perfpy/jitdump_format.h"
+#include "perfpy/jitdump_read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +36,8 @@
 enum {
     REC_MMAP = 1,
     REC_LOST = 2,
+    REC_COMM = 3,
+    REC_FORK = 7,
     REC_SAMPLE = 9,
     REC_MMAP2 = 10,
     REC_LOST_SAMPLES = 13,
@@ -159,45 +162,45 @@ static int cmp_code(const void *a, const void *b)
 int pp_jitdump_codes_buffer(const uint8_t *d, size_t len, pp_jit_code **out, size_t *n)
 {
     pp_jit_code *codes = NULL;
-    size_t count = 0, cap = 0, off;
+    size_t count = 0, cap = 0;
     uint64_t debug_addr = 0;
-    int debug_line = 0;
+    int debug_line = 0, rc;
+    pp_jd_reader r;
+    pp_jd_record rec;
 
     *out = NULL;
     *n = 0;
-    if (len < sizeof(struct jitheader) || rd32(d) != JITHEADER_MAGIC)
-        return 0;                             /* not ours, or byte-swapped */
-    off = rd32(d + 8);                        /* header total_size */
-    while (off >= sizeof(struct jitheader) && off <= len &&
-           len - off >= sizeof(struct jr_prefix)) {
-        uint32_t id = rd32(d + off), size = rd32(d + off + 4);
-        const uint8_t *r = d + off;
-
-        if (size < sizeof(struct jr_prefix) || size > len - off)
-            break;
-        if (id == JIT_CODE_DEBUG_INFO && size >= sizeof(struct jr_code_debug_info) +
-                                                 sizeof(struct debug_entry)) {
-            debug_addr = rd64(r + 16);
-            debug_line = (int)rd32(r + sizeof(struct jr_code_debug_info) + 8);
-        } else if (id == JIT_CODE_LOAD && size >= sizeof(struct jr_code_load)) {
+    if (pp_jd_open(&r, d, len) < 0) {
+        pp_jd_close(&r);
+        return 0;                             /* not a dump: no codes */
+    }
+    /* The reader stops at the first bad record (a dump cut by SIGKILL ends
+     * with one): the code loads before it are kept. */
+    while ((rc = pp_jd_next(&r, &rec)) > 0) {
+        if (rec.id == JIT_CODE_DEBUG_INFO && rec.u.debug.nr_entry > 0) {
+            debug_addr = rec.u.debug.code_addr;
+            debug_line = (int)rd32(rec.u.debug.entries + 8);
+        } else if (rec.id == JIT_CODE_LOAD) {
             if (count == cap) {
                 size_t c = cap ? cap * 2 : 256;
                 pp_jit_code *nc = realloc(codes, c * sizeof(*nc));
                 if (!nc) {
                     free(codes);
+                    pp_jd_close(&r);
                     return -ENOMEM;
                 }
                 codes = nc;
                 cap = c;
             }
-            codes[count].addr = rd64(r + 32);
-            codes[count].index = rd64(r + 48);
-            codes[count].line = debug_addr == codes[count].addr && debug_line > 0 ? debug_line : 0;
+            codes[count].addr = rec.u.load.code_addr;
+            codes[count].index = rec.u.load.code_index;
+            codes[count].line = rec.u.load.debug_at >= 0 && debug_addr == rec.u.load.code_addr &&
+                                        debug_line > 0 ? debug_line : 0;
             count++;
             debug_addr = 0;
         }
-        off += size;
     }
+    pp_jd_close(&r);
     if (count)
         qsort(codes, count, sizeof(*codes), cmp_code);
     *out = codes;
@@ -268,4 +271,205 @@ int pp_perf_data_scan(const char *path, pp_perf_data_info *info)
 {
     memset(info, 0, sizeof(*info));
     return with_map(path, scan_fn, info);
+}
+
+/* ---- forked children that exec: perf's stale maps ---------------------------
+ *
+ * perf 6.x clones the parent's maps into a forked child and keeps them after
+ * the child execs; its libunwind unwinder then takes the lowest mapping of a
+ * library in the child (a stale one of the parent's, when ASLR put the
+ * parent's copy lower) as the library's base, misreads .eh_frame_hdr, and
+ * stops every stack at its first frame (seen on about half of the
+ * `subprocess` children of a Python program). perf itself marks the forks
+ * it synthesizes PERF_RECORD_MISC_FORK_EXEC ("do not clone the parent's
+ * maps"); setting that bit on the FORK record of each child that execs
+ * before it is sampled gives the same clean start. */
+
+#define MISC_FORK_EXEC (1u << 13)
+#define MISC_COMM_EXEC (1u << 13)
+#define ST_IP (1ull << 0)
+#define ST_TID (1ull << 1)
+#define ST_TIME (1ull << 2)
+#define ST_ID (1ull << 6)
+#define ST_CPU (1ull << 7)
+#define ST_STREAM_ID (1ull << 9)
+#define ST_IDENTIFIER (1ull << 16)
+
+typedef struct child {
+    uint32_t pid;
+    size_t fork_off;            /* the FORK record in the file */
+    uint64_t fork_time;
+    uint64_t exec_time;         /* first COMM exec; UINT64_MAX: none */
+    uint64_t before_exec;       /* samples of the child before its exec */
+} child;
+
+/* A child sampled this often between fork and exec ran code of its own
+ * (a worker that execs later): its cloned maps are kept. The few samples a
+ * subprocess's fork-to-exec window gets are not worth the risk of every
+ * later stack of the child stopping at its first frame. */
+#define MAX_SAMPLES_BEFORE_EXEC 3
+
+typedef struct layout {
+    uint64_t sample_type;
+    int id_all;                 /* non-sample records carry a sample_id trailer */
+} layout;
+
+static int read_layout(const uint8_t *d, size_t len, layout *l)
+{
+    uint64_t attr_size = rd64(d + 16), attrs_off = rd64(d + 24), attrs_size = rd64(d + 32);
+
+    if (attr_size < 48 || attrs_off > len || attrs_size < attr_size ||
+        attrs_size > len - attrs_off)
+        return -EINVAL;
+    l->sample_type = rd64(d + attrs_off + 24);
+    l->id_all = (rd64(d + attrs_off + 40) >> 18) & 1;
+    return 0;
+}
+
+/* pid and time of a SAMPLE record, 0 if the layout lacks them. */
+static int sample_pid_time(const uint8_t *r, uint16_t size, const layout *l,
+                           uint32_t *pid, uint64_t *time)
+{
+    size_t at = 8;
+
+    if (!(l->sample_type & ST_TID) || !(l->sample_type & ST_TIME))
+        return 0;
+    at += (l->sample_type & ST_IDENTIFIER) ? 8 : 0;
+    at += (l->sample_type & ST_IP) ? 8 : 0;
+    if (at + 16 > size)
+        return 0;
+    *pid = rd32(r + at);
+    *time = rd64(r + at + 8);
+    return 1;
+}
+
+/* Time from a non-sample record's sample_id trailer. */
+static int trailer_time(const uint8_t *r, uint16_t size, const layout *l, uint64_t *time)
+{
+    uint64_t st = l->sample_type;
+    size_t n = 0;
+
+    if (!l->id_all || !(st & ST_TIME))
+        return 0;
+    n += !!(st & ST_TID) + !!(st & ST_TIME) + !!(st & ST_ID) + !!(st & ST_STREAM_ID) +
+         !!(st & ST_CPU) + !!(st & ST_IDENTIFIER);
+    if (size < 8 + n * 8)
+        return 0;
+    *time = rd64(r + size - n * 8 + ((st & ST_TID) ? 8 : 0));
+    return 1;
+}
+
+static child *find_child(child *c, size_t n, uint32_t pid)
+{
+    for (size_t i = n; i-- > 0;)      /* the latest fork of that pid */
+        if (c[i].pid == pid)
+            return &c[i];
+    return NULL;
+}
+
+/* One walk over the data section: forks and execs (samples = 0), or the
+ * samples of those children taken between their fork and exec (samples = 1;
+ * a second walk, because records of different CPUs are not in time order). */
+static int walk_forks(const uint8_t *d, uint64_t off, uint64_t end, const layout *l,
+                      int samples, child **kids, size_t *nkids, size_t *cap)
+{
+    while (off + 8 <= end) {
+        uint32_t type = rd32(d + off), pid = 0;
+        uint16_t misc = rd16(d + off + 4), size = rd16(d + off + 6);
+        const uint8_t *r = d + off;
+        child *k;
+        uint64_t t;
+
+        if (size < 8 || size > end - off)
+            break;
+        if (samples) {
+            if (type == REC_SAMPLE && sample_pid_time(r, size, l, &pid, &t)) {
+                k = find_child(*kids, *nkids, pid);
+                if (k && t >= k->fork_time && t < k->exec_time)
+                    k->before_exec++;
+            }
+        } else if (type == REC_FORK && size >= 32) {
+            uint32_t cpid = rd32(r + 8), ppid = rd32(r + 12), tid = rd32(r + 16);
+            if (cpid != ppid && cpid == tid && !(misc & MISC_FORK_EXEC)) {
+                if (*nkids == *cap) {
+                    size_t c = *cap ? *cap * 2 : 32;
+                    child *nk = realloc(*kids, c * sizeof(*nk));
+                    if (!nk)
+                        return -ENOMEM;
+                    *kids = nk;
+                    *cap = c;
+                }
+                (*kids)[(*nkids)++] = (child){cpid, (size_t)off, rd64(r + 24), UINT64_MAX, 0};
+            }
+        } else if (type == REC_COMM && (misc & MISC_COMM_EXEC) && size >= 16) {
+            k = find_child(*kids, *nkids, rd32(r + 8));
+            if (k && k->exec_time == UINT64_MAX)
+                k->exec_time = trailer_time(r, size, l, &t) ? t : 0;
+        }
+        off += size;
+    }
+    return 0;
+}
+
+int pp_perf_data_fix_exec_forks_buffer(uint8_t *d, size_t len, int write, size_t *count)
+{
+    child *kids = NULL, *k;
+    size_t nkids = 0, cap = 0;
+    uint64_t off, end;
+    layout l;
+    int rc;
+
+    *count = 0;
+    if (len < HEADER_MIN || rd64(d) != MAGIC2 || rd64(d + 8) < HEADER_MIN ||
+        read_layout(d, len, &l) < 0)
+        return 0;                       /* not a file this walks: leave it */
+    off = rd64(d + 40);
+    end = rd64(d + 48);
+    if (off > len || end > len - off)
+        return -EINVAL;
+    end += off;
+    rc = walk_forks(d, off, end, &l, 0, &kids, &nkids, &cap);
+    if (rc == 0 && nkids)
+        rc = walk_forks(d, off, end, &l, 1, &kids, &nkids, &cap);
+    for (size_t i = 0; rc == 0 && i < nkids; i++) {
+        k = &kids[i];
+        /* exec'd, and (nearly) not sampled before it: nothing of the
+         * parent's worth keeping */
+        if (k->exec_time == UINT64_MAX || k->exec_time == 0 ||
+            k->before_exec > MAX_SAMPLES_BEFORE_EXEC)
+            continue;
+        if (write) {
+            uint16_t misc = (uint16_t)(rd16(d + k->fork_off + 4) | MISC_FORK_EXEC);
+            memcpy(d + k->fork_off + 4, &misc, 2);
+        }
+        (*count)++;
+    }
+    free(kids);
+    return rc;
+}
+
+int pp_perf_data_fix_exec_forks(const char *path, int write, size_t *count)
+{
+    struct stat st;
+    void *map;
+    int fd, rc;
+
+    *count = 0;
+    fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < HEADER_MIN) {
+        close(fd);
+        return 0;
+    }
+    map = mmap(NULL, (size_t)st.st_size, write ? PROT_READ | PROT_WRITE : PROT_READ,
+               MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return -errno;
+    rc = pp_perf_data_fix_exec_forks_buffer(map, (size_t)st.st_size, write, count);
+    if (write && rc == 0 && *count && msync(map, (size_t)st.st_size, MS_SYNC) != 0)
+        rc = -errno;
+    munmap(map, (size_t)st.st_size);
+    return rc;
 }

@@ -560,6 +560,7 @@ static int report_text(const pp_report_opts *o, const pp_format *f, pp_report_re
 int pp_report(const pp_report_opts *o, pp_report_result *r)
 {
     char perf[PATH_MAX], tmp[PATH_MAX], injected[PATH_MAX], lines_dir[PATH_MAX];
+    char fixed[PATH_MAX];
     const pp_format *f = o->format ? o->format : pp_format_find("flamegraph");
     const char *data = o->input, *tmpbase = o->tmpdir;
     pp_fold_opts fo = {o->no_native, NULL, NULL};
@@ -616,6 +617,22 @@ int pp_report(const pp_report_opts *o, pp_report_result *r)
                 goto out;
             data = injected;
             r->injected = 1;
+        }
+    }
+
+    /* Children that exec'd (subprocess, spawn): see perf_data.c. The input
+     * is only ever read, so it is marked on a copy (the injected file is
+     * already ours). */
+    {
+        size_t need = 0;
+        if (pp_perf_data_fix_exec_forks(data, 0, &need) == 0 && need) {
+            if (data == o->input) {
+                if ((size_t)snprintf(fixed, sizeof(fixed), "%s/forks.data", tmp) <
+                        sizeof(fixed) && pp_report_copy(o->input, fixed) == 0)
+                    data = fixed;
+            }
+            if (data != o->input)
+                pp_perf_data_fix_exec_forks(data, 1, &need);
         }
     }
 

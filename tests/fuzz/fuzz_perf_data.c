@@ -1,12 +1,14 @@
 /*
- * Fuzz target: the perf.data scanner and the jitdump code-load reader of
- * src/cli/perf_data.c (both read files perfpy did not write). Replayed over
+ * Fuzz target: the perf.data scanner, the fork-exec fixup and the jitdump
+ * code-load reader of
+ * src/cli/perf_data.c (all read files perfpy did not write). Replayed over
  * tests/fuzz/corpus/perf_data/ by `make test`.
  */
 #include "perf_data.h"
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -21,6 +23,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (pp_perf_data_scan_buffer(data, size, info) == 0 && info->njitdumps > PP_MAX_JITDUMPS)
         abort();
     free(info);
+    {
+        /* the fork-exec fixup writes: give it a private copy */
+        uint8_t *copy = malloc(size ? size : 1);
+        size_t marked, counted;
+        if (!copy)
+            abort();
+        memcpy(copy, data, size);
+        if (pp_perf_data_fix_exec_forks_buffer(copy, size, 0, &counted) == 0 &&
+            pp_perf_data_fix_exec_forks_buffer(copy, size, 1, &marked) == 0 && marked != counted)
+            abort();
+        free(copy);
+    }
     if (pp_jitdump_codes_buffer(data, size, &codes, &n) == 0) {
         for (size_t i = 1; i < n; i++)
             if (codes[i - 1].index > codes[i].index)

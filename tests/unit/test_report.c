@@ -162,3 +162,121 @@ TEST(report_find_perf_missing_says_how_to_install)
     unsetenv("PERF");
     ASSERT_EQ_INT(pp_report_find_perf(NULL, buf, sizeof(buf)), -1);
 }
+
+/* A perf.data with one attr (sample_type IP|TID|TIME, sample_id_all) and the
+ * records the fork-exec fixup reads. *fork_at gets the offsets of the FORK
+ * records of pids 100, 200, 300 and of a thread clone. */
+static size_t make_fork_data(uint8_t *buf, size_t fork_at[4])
+{
+    uint64_t hsize = 104, attr_size = 64, attrs_off = 104, attrs_size = 64;
+    uint64_t st = 0x7, flags = 1ull << 18, off, v;
+    uint8_t body[64];
+    size_t at = 104 + 64, k = 0;
+
+    memset(buf, 0, at);
+    memcpy(buf, "PERFILE2", 8);
+    memcpy(buf + 8, &hsize, 8);
+    memcpy(buf + 16, &attr_size, 8);
+    memcpy(buf + 24, &attrs_off, 8);
+    memcpy(buf + 32, &attrs_size, 8);
+    memcpy(buf + 104 + 24, &st, 8);
+    memcpy(buf + 104 + 40, &flags, 8);
+    off = at;
+#define FORK(pid, ppid, tid, t)                                                      \
+    do {                                                                             \
+        uint32_t ids[4] = {pid, ppid, tid, ppid};                                    \
+        uint64_t tt = t;                                                             \
+        memcpy(body, ids, 16);                                                       \
+        memcpy(body + 16, &tt, 8);                                                   \
+        memcpy(body + 24, ids, 8);                                                   \
+        memcpy(body + 32, &tt, 8);                                                   \
+        fork_at[k++] = at;                                                           \
+        at = put_rec(buf, at, 7, body, 40);                                          \
+    } while (0)
+#define COMM_EXEC(pid, t)                                                            \
+    do {                                                                             \
+        uint32_t ids[2] = {pid, pid};                                                \
+        uint64_t tt = t;                                                             \
+        memset(body, 0, 32);                                                         \
+        memcpy(body, ids, 8);                                                        \
+        memcpy(body + 8, "python3", 8);                                              \
+        memcpy(body + 16, ids, 8);                                                   \
+        memcpy(body + 24, &tt, 8);                                                   \
+        uint16_t misc = 1u << 13;                                                    \
+        size_t here = at;                                                            \
+        at = put_rec(buf, at, 3, body, 32);                                          \
+        memcpy(buf + here + 4, &misc, 2);                                            \
+    } while (0)
+#define SAMPLE(pid, t)                                                               \
+    do {                                                                             \
+        uint64_t ip = 0x1000, tt = t;                                                \
+        uint32_t ids[2] = {pid, pid};                                                \
+        memcpy(body, &ip, 8);                                                        \
+        memcpy(body + 8, ids, 8);                                                    \
+        memcpy(body + 16, &tt, 8);                                                   \
+        at = put_rec(buf, at, 9, body, 24);                                          \
+    } while (0)
+    FORK(100, 99, 100, 10);      /* subprocess: one sample before its exec */
+    SAMPLE(100, 15);
+    SAMPLE(100, 30);             /* after the exec, earlier in the file */
+    COMM_EXEC(100, 20);
+    FORK(200, 99, 200, 40);      /* a worker, sampled before its exec: keep the clone */
+    SAMPLE(200, 41);
+    SAMPLE(200, 42);
+    SAMPLE(200, 43);
+    SAMPLE(200, 44);
+    SAMPLE(200, 60);             /* after the exec, though earlier in the file */
+    COMM_EXEC(200, 50);
+    FORK(300, 99, 300, 60);      /* a fork that never execs (multiprocessing fork) */
+    SAMPLE(300, 70);
+    FORK(99, 99, 101, 80);       /* a thread */
+    COMM_EXEC(99, 90);
+#undef FORK
+#undef COMM_EXEC
+#undef SAMPLE
+    v = at - off;
+    memcpy(buf + 40, &off, 8);
+    memcpy(buf + 48, &v, 8);
+    return at;
+}
+
+static uint16_t misc_at(const uint8_t *buf, size_t at)
+{
+    uint16_t m;
+    memcpy(&m, buf + at + 4, 2);
+    return m;
+}
+
+TEST(fork_exec_fixup_marks_only_children_that_exec_before_sampled)
+{
+    uint8_t buf[2048];
+    size_t forks[4], n = 99;
+    size_t len = make_fork_data(buf, forks);
+
+    ASSERT_OK(pp_perf_data_fix_exec_forks_buffer(buf, len, 0, &n));
+    ASSERT_EQ_UINT(n, 1);
+    ASSERT_EQ_UINT(misc_at(buf, forks[0]), 0);          /* counting changes nothing */
+    ASSERT_OK(pp_perf_data_fix_exec_forks_buffer(buf, len, 1, &n));
+    ASSERT_EQ_UINT(n, 1);
+    ASSERT_EQ_UINT(misc_at(buf, forks[0]), 1u << 13);
+    ASSERT_EQ_UINT(misc_at(buf, forks[1]), 0);
+    ASSERT_EQ_UINT(misc_at(buf, forks[2]), 0);
+    ASSERT_EQ_UINT(misc_at(buf, forks[3]), 0);
+    /* idempotent: marked forks are not counted again */
+    ASSERT_OK(pp_perf_data_fix_exec_forks_buffer(buf, len, 1, &n));
+    ASSERT_EQ_UINT(n, 0);
+}
+
+TEST(fork_exec_fixup_survives_truncated_and_foreign_inputs)
+{
+    uint8_t buf[2048], copy[2048];
+    size_t forks[4], n;
+    size_t len = make_fork_data(buf, forks);
+
+    for (size_t cut = 0; cut < len; cut += 3) {
+        memcpy(copy, buf, cut);
+        (void)pp_perf_data_fix_exec_forks_buffer(copy, cut, 1, &n);
+    }
+    ASSERT_OK(pp_perf_data_fix_exec_forks_buffer((uint8_t *)"not a perf file at all....", 26, 1, &n));
+    ASSERT_EQ_UINT(n, 0);
+}

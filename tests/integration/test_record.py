@@ -1,0 +1,359 @@
+"""`perfpy record`: one command from a Python program to the profile, on
+every interpreter: whole stacks with def lines, every format checked by the
+tools people use, the program's own split of time, children, Ctrl-C,
+--duration, --pid, exit status, errors (each with its positive twin), and
+nothing left behind in /tmp.
+
+Each recording runs with TMPDIR set to the test's own directory, so the
+recording directory perfpy makes is checked to be gone afterwards; the
+/tmp files the engine writes are checked by the pids the programs print.
+"""
+import glob
+import os
+import re
+import signal
+import subprocess
+import time
+import unittest
+import xml.etree.ElementTree as ET
+
+import support
+from support import EXAMPLES, PERFPY, LIBDIR, TempDirTest, interpreters, needs_perf, run
+from test_report import JS, chromium_problem, collapsed_counts, js_problem
+
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
+EXAMPLE = os.path.join(EXAMPLES, "example.py")
+CHAIN = [r"<module> \([^;]*example\.py:1\)", r"baz \([^;]*example\.py:10\)",
+         r"bar \([^;]*example\.py:7\)", r"foo \([^;]*example\.py:1\)"]
+
+
+def whole_chain(stack):
+    """The four example frames in caller order, root first."""
+    frames = stack.split(";")
+    at = 0
+    for pattern in CHAIN:
+        while at < len(frames) and not re.fullmatch(pattern, frames[at]):
+            at += 1
+        if at == len(frames):
+            return False
+        at += 1
+    return True
+
+
+class RecordTest(TempDirTest):
+
+    def setUp(self):
+        super().setUp()
+        self.rectmp = os.path.join(self.tmp, "rec")
+        os.mkdir(self.rectmp)
+
+    def record(self, args, program, timeout=600, env=None):
+        full_env = {"TMPDIR": self.rectmp, "PERFPY": None, "PYTHONPERFSUPPORT": None}
+        full_env.update(env or {})
+        p = run([PERFPY, "record"] + list(args) + ["--"] + list(program),
+                env=full_env, timeout=timeout)
+        self.own(*[int(x) for x in re.findall(r"^pid (\d+)$", p.stdout, re.M)])
+        return p
+
+    def assert_nothing_left(self, pids=()):
+        self.assertEqual(os.listdir(self.rectmp), [], "recording directory left behind")
+        for pid in pids:
+            for path in ("/tmp/perf-%d.map" % pid, "/tmp/jit-%d.dump" % pid):
+                self.assertFalse(os.path.exists(path), path + " left behind")
+            self.assertEqual(glob.glob("/tmp/jitted-%d-*.so" % pid), [])
+
+    def out(self, name):
+        return os.path.join(self.tmp, name)
+
+
+class WholeStacks(RecordTest):
+
+    @needs_perf
+    def test_whole_stacks_with_def_lines_on_every_interpreter(self):
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                out = self.out("out-%s.txt" % py.label)
+                p = self.record(["-r", "999", "-f", "collapsed", "-o", out],
+                                [py.path, "-c",
+                                 "import os, runpy, sys; print('pid', os.getpid(), flush=True);"
+                                 "sys.argv = [%r, '3000000']; runpy.run_path(%r, run_name='__main__')"
+                                 % (EXAMPLE, EXAMPLE)])
+                self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+                stacks = collapsed_counts(out)
+                with_foo = {s: c for s, c in stacks.items() if re.search(r"(^|;)foo \(", s)}
+                total = sum(with_foo.values())
+                whole = sum(c for s, c in with_foo.items() if whole_chain(s))
+                self.assertGreater(total, 50, "too few samples in foo")
+                self.assertGreaterEqual(whole / total, 0.95,
+                                        "%d of %d samples with foo have the whole stack; e.g.\n%s"
+                                        % (whole, total, "\n".join(
+                                            s for s in with_foo if not whole_chain(s))[:2000]))
+                pids = [int(x) for x in re.findall(r"^pid (\d+)$", p.stdout, re.M)]
+                self.assert_nothing_left(pids)
+
+    @needs_perf
+    def test_runs_the_script_directly_too(self):
+        py = interpreters()[-1]
+        out = self.out("direct.txt")
+        p = self.record(["-f", "collapsed", "-o", out], [py.path, EXAMPLE, "2000000"])
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertTrue(any(whole_chain(s) for s in collapsed_counts(out)))
+        self.assertIn("wrote " + out, p.stderr)
+        self.assertIn("top Python functions", p.stderr)
+        self.assert_nothing_left()
+
+
+class Formats(RecordTest):
+
+    @needs_perf
+    def test_every_format(self):
+        py = interpreters()[-1]
+        outs = {}
+        for fmt, name in (("flamegraph", "p.svg"), ("html", "p.html"),
+                          ("speedscope", "p.speedscope.json"), ("pprof", "p.pb.gz"),
+                          ("collapsed", "p.txt"), ("perf", "p.perf.data")):
+            out = self.out(name)
+            p = self.record(["-f", fmt, "-o", out], [py.path, EXAMPLE, "2000000"])
+            self.assertEqual(p.returncode, 0, "%s: %s" % (fmt, p.stderr[-2000:]))
+            self.assertTrue(os.path.getsize(out) > 0)
+            outs[fmt] = out
+        root = ET.parse(outs["flamegraph"]).getroot()
+        self.assertTrue(root.tag.endswith("svg"))
+        # perf: perf report reads it and names the Python functions (the
+        # jitted ELFs it needs are kept beside it, in p.perf.data.jit/)
+        rep = run(["perf", "report", "-i", outs["perf"], "--stdio", "--sort", "sym"])
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn("py::foo:" + EXAMPLE, rep.stdout)
+        why = js_problem()
+        if why:
+            if os.environ.get("CI"):
+                self.fail(why)
+            self.skipTest(why)
+        v = run(["node", os.path.join(JS, "validate-speedscope.js"), outs["speedscope"],
+                 "--expect-frame", "foo"], timeout=120)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+        d = run(["node", os.path.join(JS, "decode-pprof.js"), outs["pprof"],
+                 "--expect-function", "foo"], timeout=120)
+        self.assertEqual(d.returncode, 0, d.stdout + d.stderr)
+        why = chromium_problem()
+        if why:
+            if os.environ.get("CI"):
+                self.fail(why)
+            self.skipTest(why)
+        h = run(["node", os.path.join(JS, "check-html.js"), outs["html"], "--expect", "foo"],
+                timeout=180)
+        self.assertEqual(h.returncode, 0, h.stdout + h.stderr)
+
+    @needs_perf
+    def test_default_name_is_program_and_timestamp(self):
+        py = interpreters()[-1]
+        p = run([PERFPY, "record", "-f", "collapsed", "--", py.path, EXAMPLE, "500000"],
+                env={"TMPDIR": self.rectmp}, cwd=self.tmp, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        made = [f for f in os.listdir(self.tmp) if re.fullmatch(r"example-\d{8}-\d{6}\.txt", f)]
+        self.assertEqual(len(made), 1, os.listdir(self.tmp))
+
+    @needs_perf
+    def test_no_native_keeps_python_frames_only(self):
+        py = interpreters()[-1]
+        out = self.out("py.txt")
+        p = self.record(["--no-native", "-f", "collapsed", "-o", out],
+                        [py.path, EXAMPLE, "2000000"])
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        for stack in collapsed_counts(out):
+            for frame in stack.split(";"):
+                self.assertRegex(frame, r"^(\[\w+\]|.+ \(.+\))$", stack)
+
+
+class TimeSplit(RecordTest):
+
+    @needs_perf
+    def test_split_of_time_matches_the_programs_own_measurement(self):
+        pys = interpreters()
+        for py in {pys[0].path: pys[0], pys[-1].path: pys[-1]}.values():
+            with self.subTest(py=py.label):
+                out = self.out("split-%s.txt" % py.label)
+                p = self.record(["-r", "999", "-f", "collapsed", "-o", out],
+                                [py.path, os.path.join(PROGRAMS, "report_split.py"), "5"])
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                m = re.search(r"SPLIT ([\d.]+) ([\d.]+)", p.stdout)
+                a, b = float(m.group(1)), float(m.group(2))
+                stacks = collapsed_counts(out)
+                sa = sum(c for s, c in stacks.items() if "work_a (" in s)
+                sb = sum(c for s, c in stacks.items() if "work_b (" in s)
+                self.assertGreater(sa + sb, 2000)
+                self.assertLess(abs(100.0 * a / (a + b) - 100.0 * sa / (sa + sb)), 2.0,
+                                "program %.1f%% vs profile %.1f%%" %
+                                (100.0 * a / (a + b), 100.0 * sa / (sa + sb)))
+
+
+class Children(RecordTest):
+
+    @needs_perf
+    def test_fork_multiprocessing_and_subprocess_children_are_named(self):
+        py = interpreters()[-1]
+        for how in ("os.fork", "mp", "spawn"):
+            with self.subTest(how=how):
+                out = self.out("children-%s.txt" % how)
+                p = self.record(["-r", "999", "-f", "collapsed", "-o", out],
+                                [py.path, os.path.join(PROGRAMS, "children.py"), how])
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                stacks = collapsed_counts(out)
+                self.assertTrue(any("child_work (" in s for s in stacks), list(stacks)[:20])
+                self.assertTrue(any("parent_work (" in s for s in stacks))
+                pids = [int(x) for x in re.findall(r"^pid (\d+)$", p.stdout, re.M)]
+                self.assert_nothing_left(pids)
+        with self.subTest(how="subprocess"):
+            out = self.out("children-sub.txt")
+            p = self.record(["-r", "999", "-f", "collapsed", "-o", out],
+                            [py.path, os.path.join(PROGRAMS, "children.py"), "subprocess"])
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            self.assertTrue(any("child_work (" in s for s in collapsed_counts(out)))
+
+
+class Stopping(RecordTest):
+
+    @needs_perf
+    def test_exit_status_is_passed_on_and_the_profile_written(self):
+        py = interpreters()[0]
+        out = self.out("exit3.txt")
+        p = self.record(["-f", "collapsed", "-o", out],
+                        [py.path, "-c", "import sys\nn = 0\nfor i in range(3_000_000): n += i\n"
+                         "raise SystemExit(3)"])
+        self.assertEqual(p.returncode, 3, p.stderr[-2000:])
+        self.assertTrue(os.path.getsize(out) > 0)
+        self.assertIn("exited with status 3", p.stderr)
+        self.assert_nothing_left()
+
+    @needs_perf
+    def test_duration_stops_and_writes(self):
+        py = interpreters()[-1]
+        out = self.out("dur.txt")
+        t0 = time.monotonic()
+        p = self.record(["-d", "1.5", "-f", "collapsed", "-o", out],
+                        [py.path, "-c", "import time\nwhile True: sum(range(1000))"])
+        self.assertLess(time.monotonic() - t0, 60)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertIn("stopped after", p.stderr)
+        self.assertTrue(any("<module> (" in s for s in collapsed_counts(out)))
+        self.assert_nothing_left()
+
+    @needs_perf
+    def test_ctrl_c_stops_and_writes(self):
+        py = interpreters()[-1]
+        out = self.out("int.txt")
+        env = dict(os.environ, TMPDIR=self.rectmp)
+        proc = subprocess.Popen([PERFPY, "record", "-f", "collapsed", "-o", out, "--", py.path,
+                                 "-c", "import time\nwhile True: sum(range(1000))"],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                universal_newlines=True, start_new_session=True)
+        time.sleep(2.5)
+        os.killpg(proc.pid, signal.SIGINT)     # what a terminal's Ctrl-C does
+        stdout, stderr = proc.communicate(timeout=300)
+        self.assertTrue(os.path.exists(out), stderr[-2000:])
+        self.assertTrue(any("<module> (" in s for s in collapsed_counts(out)))
+        self.assertIn("wrote " + out, stderr)
+        self.assert_nothing_left()
+
+    @needs_perf
+    def test_attach_to_a_running_process(self):
+        py = interpreters()[-1]
+        target = subprocess.Popen(
+            [py.path, "-c", "import os, time\nprint('pid', os.getpid(), flush=True)\n"
+             "def spinning():\n    return sum(range(1000))\n"
+             "end = time.time() + 60\nwhile time.time() < end: spinning()"],
+            env=dict(os.environ, PYTHONPATH=LIBDIR, PERFPY="jit", PERFPY_JITDUMP_DIR=self.tmp),
+            stdout=subprocess.PIPE, universal_newlines=True)
+        try:
+            pid = int(target.stdout.readline().split()[1])
+            self.own(pid)
+            time.sleep(0.5)
+            out = self.out("attach.txt")
+            p = run([PERFPY, "record", "-p", str(pid), "-d", "1.5", "-f", "collapsed", "-o", out],
+                    env={"TMPDIR": self.rectmp}, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            self.assertTrue(any("spinning (" in s for s in collapsed_counts(out)))
+            self.assertIsNone(target.poll(), "attaching must not stop the process")
+        finally:
+            target.kill()
+            target.wait()
+
+
+class Errors(RecordTest):
+
+    def test_unknown_format_and_bad_numbers_are_usage_errors(self):
+        for args, words in ((["-f", "png"], "unknown format 'png'"),
+                            (["-r", "fast"], "--rate"), (["-r", "0"], "--rate"),
+                            (["-d", "-1"], "--duration"), (["--mode", "x"], "--mode"),
+                            (["--stack-size", "100"], "--stack-size"), ([], "no program")):
+            with self.subTest(args=args):
+                p = run([PERFPY, "record"] + args + (["--", "python3", "x.py"] if args else []))
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(words, p.stderr)
+
+    def test_missing_interpreter_is_named(self):
+        p = run([PERFPY, "record", "--", "python3.99", "app.py"], env={"TMPDIR": self.rectmp})
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("python3.99", p.stderr)
+        self.assertEqual(os.listdir(self.rectmp), [])
+
+    def test_unsupported_interpreter_is_refused(self):
+        old = [v for v in ("3.7.16", "3.6.15")
+               if os.path.exists(os.path.expanduser("~/.pyenv/versions/%s/bin/python3" % v))]
+        if not old:
+            self.skipTest("no CPython older than 3.8 here")
+        p = run([PERFPY, "record", "--", os.path.expanduser("~/.pyenv/versions/%s/bin/python3"
+                                                            % old[0]), "-c", "pass"])
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("perfpy supports CPython 3.8 to 3.13", p.stderr)
+
+    def test_perf_missing_says_how_to_install(self):
+        py = interpreters()[-1]
+        p = run([PERFPY, "record", "--", py.path, "-c", "pass"],
+                env={"PATH": "/nonexistent", "PERF": None})
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("apt-get install linux-perf", p.stderr)
+
+    @needs_perf
+    def test_perf_refused_says_what_to_do(self):
+        exe = os.path.join(self.tmp, "deny_perf")
+        run(["gcc", "-O1", os.path.join(PROGRAMS, "deny_perf.c"), "-o", exe], check=True)
+        py = interpreters()[-1]
+        p = run([exe, PERFPY, "record", "--", py.path, "-c", "pass"], env={"TMPDIR": self.rectmp})
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("not permitted", p.stderr)
+        self.assertIn("perf_event_paranoid", p.stderr)
+        self.assertEqual(os.listdir(self.rectmp), [])
+
+    @needs_perf
+    def test_unwritable_output_keeps_the_recording(self):
+        py = interpreters()[-1]
+        for out, words in (("/nonexistent-dir/p.svg", "No such file"), ("/dev/full", "space")):
+            with self.subTest(out=out):
+                p = self.record(["-o", out], [py.path, EXAMPLE, "500000"])
+                self.assertEqual(p.returncode, 1, p.stderr[-2000:])
+                m = re.search(r"the recording is kept: (\S+)", p.stderr)
+                self.assertTrue(m, p.stderr[-2000:])
+                kept = m.group(1)
+                self.assertTrue(os.path.getsize(os.path.join(kept, "perf.data")) > 0)
+                self.assertIn("perfpy report", p.stderr)
+                # and the printed command finishes the job
+                fixed = self.out("fixed.txt")
+                r = run([PERFPY, "report", "-f", "collapsed", "-o", fixed,
+                         os.path.join(kept, "perf.data")])
+                self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+                self.assertTrue(any(whole_chain(s) for s in collapsed_counts(fixed)))
+
+    @needs_perf
+    def test_program_not_python_is_still_recorded(self):
+        py = interpreters()[-1]
+        script = self.write("run.sh", "#!/bin/sh\nexec %s %s 1000000\n" % (py.path, EXAMPLE))
+        os.chmod(script, 0o755)
+        out = self.out("sh.txt")
+        p = self.record(["-f", "collapsed", "-o", out], [script])
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertTrue(any("foo (" in s for s in collapsed_counts(out)))
+
+
+if __name__ == "__main__":
+    unittest.main()
