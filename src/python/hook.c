@@ -273,9 +273,9 @@ static int open_engine(const pp_backend_ops *ops, pp_activation_error *e)
         snprintf(where + strlen(where), sizeof(where) - strlen(where),
                  " (or %s/perfpy-%d.lines)", cfg.lines_dir, (int)getpid());
     return error(e, PP_ERR_ENGINE_OPEN, rc,
-                 "cannot create %s: %s (check that the directory exists and "
-                 "is writable, and that no other user's file or symlink "
-                 "sits at that path)", where);
+                 "cannot create %s: %s (check that the directory exists, is "
+                 "writable and, for a jitdump, not mounted noexec; and that no "
+                 "other user's file or symlink sits at that path)", where);
 }
 
 /* On 3.12+, CPython's own trampoline may be on (-X perf): switch it off so

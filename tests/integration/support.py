@@ -182,3 +182,14 @@ def perf_script_samples(text):
 def strip_offset(sym):
     """'py::foo:/x.py+0x9' -> 'py::foo:/x.py'."""
     return re.sub(r"\+0x[0-9a-f]+$", "", sym)
+
+
+def def_lines(path):
+    """{function name: line of its def} of a Python file, and <module>: 1."""
+    found = {"<module>": 1}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            m = re.match(r"def (\w+)", line)
+            if m:
+                found[m.group(1)] = n
+    return found

@@ -41,6 +41,7 @@ import time
 import unittest
 
 import support
+from support import def_lines
 
 EXAMPLE = os.path.join(support.EXAMPLES, "example.py")
 ITERATIONS = "3000000"        # ~0.1-0.2 s of foo: 80-200 samples at 999 Hz
@@ -124,16 +125,6 @@ def wrapped(pidfile, cmd):
     """cmd, started through a shell that leaves its pid in pidfile (the
     shell execs, and perfpy run execs Python, so it is the Python pid)."""
     return ["sh", "-c", 'echo $$ > "$0"; exec "$@"', pidfile] + list(cmd)
-
-
-def def_lines(path):
-    lines = {"<module>": 1}
-    with open(path) as f:
-        for no, text in enumerate(f, 1):
-            m = re.match(r"def (\w+)\(", text)
-            if m:
-                lines[m.group(1)] = no
-    return lines
 
 
 def sample_pid(header):

@@ -22,7 +22,7 @@ import subprocess
 import unittest
 import xml.etree.ElementTree as ET
 
-from support import (BUILD, EXAMPLES, PERFPY, ROOT, TempDirTest, interpreters,
+from support import (def_lines, BUILD, EXAMPLES, PERFPY, ROOT, TempDirTest, interpreters,
                      needs_perf, run)
 
 JS = os.path.join(ROOT, "tests", "js")
@@ -177,17 +177,6 @@ class ReportSplit(TempDirTest):
                 self.assertLess(abs(program - profile), 2.0,
                                 "program says work_a %.1f%%, profile says %.1f%% (%d/%d samples)"
                                 % (program, profile, sa, sa + sb))
-
-
-def def_lines(path):
-    """{function name: line of its def} of a Python file."""
-    found = {}
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            m = re.match(r"def (\w+)", line)
-            if m:
-                found[m.group(1)] = n
-    return found
 
 
 def jit_mode_works(tmp, py):
