@@ -155,6 +155,10 @@ class PerfMapTest(TempDirTest):
         self.own(state["pid"])
         state["stderr"] = p.stderr
         state["map"] = os.path.exists("/tmp/perf-%d.map" % state["pid"])
+        # perfpy writes its dump where PERFPY_JITDUMP_DIR says; CPython 3.13
+        # always in /tmp
+        state["dump"] = (os.path.exists(os.path.join(self.tmp, "jit-%d.dump" % state["pid"])) or
+                         os.path.exists("/tmp/jit-%d.dump" % state["pid"]))
         return state
 
     def test_startup_switches_and_precedence(self):
@@ -192,6 +196,25 @@ class PerfMapTest(TempDirTest):
                 s = self.startup_state(py, env={"PERFPY": "bogus"})
                 self.assertEqual(s["perfpy"], None)
                 self.assertIn("PERFPY=bogus", s["stderr"])
+            own_jit = v >= (3, 13)        # CPython handles perf_jit itself
+            for case, args, env in (("PYTHON_PERF_JIT_SUPPORT=1", [], {"PYTHON_PERF_JIT_SUPPORT": "1"}),
+                                    ("-X perf_jit", ["-X", "perf_jit"], {}),
+                                    ("PERFPY=jit", [], {"PERFPY": "jit"}),
+                                    # CPython 3.13's order: jit beats map, whatever the source
+                                    ("-X perf + PYTHON_PERF_JIT_SUPPORT=1", ["-X", "perf"],
+                                     {"PYTHON_PERF_JIT_SUPPORT": "1"}),
+                                    ("PYTHONPERFSUPPORT=1 + -X perf_jit", ["-X", "perf_jit"],
+                                     {"PYTHONPERFSUPPORT": "1"})):
+                with self.subTest(py=py.label, case=case):
+                    s = self.startup_state(py, args, env)
+                    self.assertTrue(s["dump"], s)
+                    if case == "PERFPY=jit" or not own_jit:
+                        self.assertEqual(s["perfpy"], "perf_jit")
+                        if v >= (3, 12):
+                            self.assertFalse(s["cpython"], "one hook, not two")
+                    else:
+                        self.assertEqual(s["perfpy"], None)
+                        self.assertTrue(s["cpython"])
             with self.subTest(py=py.label, case="-X perf beats PYTHONPERFSUPPORT=0"):
                 s = self.startup_state(py, ["-X", "perf"], env={"PYTHONPERFSUPPORT": "0"})
                 self.assertTrue(s["map"])
