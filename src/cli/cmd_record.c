@@ -81,9 +81,10 @@ static void help(FILE *out)
             "                        already active (PERFPY=jit or -X perf_jit); stop with\n"
             "                        Ctrl-C or --duration\n"
             "      --mode MODE       auto (default): perf map + frame pointers when the\n"
-            "                        interpreter keeps frame pointers, else jit; perf: names,\n"
-            "                        frame-pointer stacks; jit: jitdump + DWARF unwinding,\n"
-            "                        whole stacks without frame pointers\n"
+            "                        interpreter keeps frame pointers, else jit; perf: names\n"
+            "                        from /tmp/perf-<pid>.map (without frame pointers, stacks\n"
+            "                        stop at the innermost Python function); jit: jitdump +\n"
+            "                        DWARF unwinding, whole stacks without frame pointers\n"
             "      --stack-size BYTES  stack copied per sample for DWARF unwinding, a\n"
             "                        multiple of 8 up to %d (default: %d, about 50\n"
             "                        Python frames)\n"
@@ -641,8 +642,10 @@ static void describe_program_end(const run_state *st, int status)
                 "written\n", status);
 }
 
-/* argv for perf record; returns the number of entries. */
-static int perf_argv(const char *perf, const record_opts *o, const char *mode,
+/* argv for perf record; returns the number of entries. Frame-pointer call
+ * graphs only when the interpreter keeps frame pointers: otherwise perf map
+ * mode still gets DWARF stacks up to the innermost Python function. */
+static int perf_argv(const char *perf, const record_opts *o, const char *mode, int fp,
                      const char *data, const char *self, const char *stderr_fd,
                      char *rate, char *callgraph, char *pid, char **out)
 {
@@ -660,7 +663,7 @@ static int perf_argv(const char *perf, const record_opts *o, const char *mode,
     snprintf(rate, 32, "%ld", o->rate);
     out[n++] = rate;
     out[n++] = "--call-graph";
-    if (strcmp(mode, "perf") == 0)
+    if (strcmp(mode, "perf") == 0 && fp)
         snprintf(callgraph, 32, "fp");
     else
         snprintf(callgraph, 32, "dwarf,%ld", o->stack_size);
@@ -708,7 +711,7 @@ int pp_cmd_record(int argc, char **argv)
     pp_report_opts ro = PP_REPORT_OPTS_INIT;
     pp_report_result rr;
     struct sigaction sa, old_int, old_term;
-    int rc, status, saved_stderr, exit_code;
+    int rc, status, saved_stderr, exit_code, fp;
 
     rc = parse_options(argc, argv, &o);
     if (rc != 0)
@@ -781,7 +784,8 @@ int pp_cmd_record(int argc, char **argv)
         rc = pp_fail("out of memory");
         goto fail_early;
     }
-    perf_argv(perf, &o, mode, data, self, fdbuf, rate, callgraph, pidbuf, pargv);
+    fp = info.known && info.frame_pointers;
+    perf_argv(perf, &o, mode, fp, data, self, fdbuf, rate, callgraph, pidbuf, pargv);
 
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_stop;
@@ -790,7 +794,7 @@ int pp_cmd_record(int argc, char **argv)
     memset(&st, 0, sizeof(st));
     fprintf(stderr, "perfpy: recording %s in %s mode (%ld Hz, %s call graphs)%s\n",
             o.pid ? "the process" : o.argv[0], mode, o.rate,
-            strcmp(mode, "perf") == 0 ? "frame-pointer" : "DWARF",
+            strcmp(mode, "perf") == 0 && fp ? "frame-pointer" : "DWARF",
             o.pid ? "; Ctrl-C stops" : "");
     rc = start_perf(pargv, &st);
     close(saved_stderr);
