@@ -37,6 +37,7 @@ enum {
     REC_MMAP = 1,
     REC_LOST = 2,
     REC_COMM = 3,
+    REC_EXIT = 4,
     REC_FORK = 7,
     REC_SAMPLE = 9,
     REC_MMAP2 = 10,
@@ -273,7 +274,7 @@ int pp_perf_data_scan(const char *path, pp_perf_data_info *info)
     return with_map(path, scan_fn, info);
 }
 
-/* ---- forked children that exec: perf's stale maps ---------------------------
+/* ---- processes that exec: perf's stale maps ---------------------------------
  *
  * perf 6.x clones the parent's maps into a forked child and keeps them after
  * the child execs; its libunwind unwinder then takes the lowest mapping of a
@@ -283,7 +284,22 @@ int pp_perf_data_scan(const char *path, pp_perf_data_info *info)
  * `subprocess` children of a Python program). perf itself marks the forks
  * it synthesizes PERF_RECORD_MISC_FORK_EXEC ("do not clone the parent's
  * maps"); setting that bit on the FORK record of each child that execs
- * before it is sampled gives the same clean start. */
+ * before it is sampled gives the same clean start.
+ *
+ * The same happens without a fork: perf keeps a process's own mappings
+ * across its exec. `perfpy record` starts the program through `perfpy
+ * __exec` (perfpy maps libc and libz, then execs python), `perfpy run` does
+ * the same under a hand-made `perf record`, and pyenv's shims are bash
+ * scripts that exec python: whenever ASLR put the old image's libc or libz
+ * below the new one, every stack that reaches libc or libz stops there
+ * (about half of all recordings; a zlib-heavy program lost 85-95% of its
+ * stacks). So, in recordings with DWARF call graphs (the only ones perf
+ * unwinds from maps), each image a process ran before its last exec gets a
+ * pid of its own, pid + k * 2^22 for the k-th image (above any real pid):
+ * the image's MMAP, COMM, FORK/EXIT and SAMPLE records move there, so its
+ * own samples keep their maps and the last image starts clean.
+ * Frame-pointer recordings are left alone: nothing there is unwound from
+ * maps, and perf-map names are looked up by the real pid. */
 
 #define MISC_FORK_EXEC (1u << 13)
 #define MISC_COMM_EXEC (1u << 13)
@@ -293,7 +309,10 @@ int pp_perf_data_scan(const char *path, pp_perf_data_info *info)
 #define ST_ID (1ull << 6)
 #define ST_CPU (1ull << 7)
 #define ST_STREAM_ID (1ull << 9)
+#define ST_STACK_USER (1ull << 13)
 #define ST_IDENTIFIER (1ull << 16)
+#define IMAGE_PID_STEP (1u << 22)      /* above PID_MAX_LIMIT: never a real pid */
+#define MAX_IMAGES 511                 /* pid + 511 * 2^22 stays below 2^31 */
 
 typedef struct child {
     uint32_t pid;
@@ -326,9 +345,9 @@ static int read_layout(const uint8_t *d, size_t len, layout *l)
     return 0;
 }
 
-/* pid and time of a SAMPLE record, 0 if the layout lacks them. */
-static int sample_pid_time(const uint8_t *r, uint16_t size, const layout *l,
-                           uint32_t *pid, uint64_t *time)
+/* Offset of the pid of a SAMPLE record (tid follows, then time), 0 if the
+ * layout lacks pid or time. */
+static size_t sample_pid_at(uint16_t size, const layout *l)
 {
     size_t at = 8;
 
@@ -336,7 +355,16 @@ static int sample_pid_time(const uint8_t *r, uint16_t size, const layout *l,
         return 0;
     at += (l->sample_type & ST_IDENTIFIER) ? 8 : 0;
     at += (l->sample_type & ST_IP) ? 8 : 0;
-    if (at + 16 > size)
+    return at + 16 <= size ? at : 0;
+}
+
+/* pid and time of a SAMPLE record, 0 if the layout lacks them. */
+static int sample_pid_time(const uint8_t *r, uint16_t size, const layout *l,
+                           uint32_t *pid, uint64_t *time)
+{
+    size_t at = sample_pid_at(size, l);
+
+    if (!at)
         return 0;
     *pid = rd32(r + at);
     *time = rd64(r + at + 8);
@@ -359,6 +387,111 @@ static int trailer_time(const uint8_t *r, uint16_t size, const layout *l, uint64
     return 1;
 }
 
+/* The execs of every process, sorted by pid then time. */
+typedef struct exec_ev {
+    uint32_t pid;
+    uint64_t time;
+} exec_ev;
+
+typedef struct execs {
+    exec_ev *v;
+    size_t n, cap;
+} execs;
+
+static int add_exec(execs *x, uint32_t pid, uint64_t time)
+{
+    if (pid == 0 || pid >= IMAGE_PID_STEP)
+        return 0;
+    if (x->n == x->cap) {
+        size_t c = x->cap ? x->cap * 2 : 32;
+        exec_ev *v = realloc(x->v, c * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        x->v = v;
+        x->cap = c;
+    }
+    x->v[x->n++] = (exec_ev){pid, time};
+    return 0;
+}
+
+static int cmp_exec(const void *a, const void *b)
+{
+    const exec_ev *x = a, *y = b;
+
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* The pid of the image that pid ran at time t: pid itself from its last
+ * exec on, else pid + k * IMAGE_PID_STEP for its k-th image. */
+static uint32_t image_pid(const execs *x, uint32_t pid, uint64_t t)
+{
+    size_t lo = 0, hi = x->n, k = 1;
+
+    if (pid == 0 || pid >= IMAGE_PID_STEP)
+        return pid;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->v[mid].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < x->n && x->v[lo].pid == pid; lo++, k++)
+        if (x->v[lo].time > t)
+            return k <= MAX_IMAGES ? pid + (uint32_t)k * IMAGE_PID_STEP : pid;
+    return pid;
+}
+
+/* Moves the pid/tid pair at p (and p + tid_off) to the image pid of time
+ * t; 1 if it moves. */
+static int move_pid(uint8_t *p, size_t tid_off, const execs *x, uint64_t t, int write)
+{
+    uint32_t pid = rd32(p), tid = rd32(p + tid_off), to = image_pid(x, pid, t);
+
+    if (to == pid)
+        return 0;
+    if (write) {
+        memcpy(p, &to, 4);
+        if (tid != 0 && tid < IMAGE_PID_STEP) {
+            tid += to - pid;
+            memcpy(p + tid_off, &tid, 4);
+        }
+    }
+    return 1;
+}
+
+/* One walk that gives every record of an image before a process's last
+ * exec that image's pid (see above). *count: records that move. */
+static void split_images(uint8_t *d, uint64_t off, uint64_t end, const layout *l,
+                         const execs *x, int write, size_t *count)
+{
+    while (off + 8 <= end) {
+        uint32_t type = rd32(d + off);
+        uint16_t size = rd16(d + off + 6);
+        uint8_t *r = d + off;
+        uint64_t t;
+        size_t at;
+        int moved = 0;
+
+        if (size < 8 || size > end - off)
+            break;
+        if ((type == REC_MMAP || type == REC_MMAP2 || type == REC_COMM) && size >= 16 &&
+            trailer_time(r, size, l, &t)) {
+            moved = move_pid(r + 8, 4, x, t, write);
+        } else if ((type == REC_FORK || type == REC_EXIT) && size >= 32) {
+            t = rd64(r + 24);
+            moved = move_pid(r + 8, 8, x, t, write);     /* pid, tid */
+            moved |= move_pid(r + 12, 8, x, t, write);   /* ppid, ptid */
+        } else if (type == REC_SAMPLE && (at = sample_pid_at(size, l)) != 0) {
+            moved = move_pid(r + at, 4, x, rd64(r + at + 8), write);
+        }
+        *count += (size_t)moved;
+        off += size;
+    }
+}
+
 static child *find_child(child *c, size_t n, uint32_t pid)
 {
     for (size_t i = n; i-- > 0;)      /* the latest fork of that pid */
@@ -371,7 +504,7 @@ static child *find_child(child *c, size_t n, uint32_t pid)
  * samples of those children taken between their fork and exec (samples = 1;
  * a second walk, because records of different CPUs are not in time order). */
 static int walk_forks(const uint8_t *d, uint64_t off, uint64_t end, const layout *l,
-                      int samples, child **kids, size_t *nkids, size_t *cap)
+                      int samples, child **kids, size_t *nkids, size_t *cap, execs *x)
 {
     while (off + 8 <= end) {
         uint32_t type = rd32(d + off), pid = 0;
@@ -402,9 +535,12 @@ static int walk_forks(const uint8_t *d, uint64_t off, uint64_t end, const layout
                 (*kids)[(*nkids)++] = (child){cpid, (size_t)off, rd64(r + 24), UINT64_MAX, 0};
             }
         } else if (type == REC_COMM && (misc & MISC_COMM_EXEC) && size >= 16) {
+            int timed = trailer_time(r, size, l, &t);
             k = find_child(*kids, *nkids, rd32(r + 8));
             if (k && k->exec_time == UINT64_MAX)
-                k->exec_time = trailer_time(r, size, l, &t) ? t : 0;
+                k->exec_time = timed ? t : 0;
+            if (x && timed && add_exec(x, rd32(r + 8), t) < 0)
+                return -ENOMEM;
         }
         off += size;
     }
@@ -415,9 +551,10 @@ int pp_perf_data_fix_exec_forks_buffer(uint8_t *d, size_t len, int write, size_t
 {
     child *kids = NULL, *k;
     size_t nkids = 0, cap = 0;
+    execs x = {NULL, 0, 0};
     uint64_t off, end;
     layout l;
-    int rc;
+    int rc, dwarf;
 
     *count = 0;
     if (len < HEADER_MIN || rd64(d) != MAGIC2 || rd64(d + 8) < HEADER_MIN ||
@@ -428,9 +565,10 @@ int pp_perf_data_fix_exec_forks_buffer(uint8_t *d, size_t len, int write, size_t
     if (off > len || end > len - off)
         return -EINVAL;
     end += off;
-    rc = walk_forks(d, off, end, &l, 0, &kids, &nkids, &cap);
+    dwarf = (l.sample_type & ST_STACK_USER) && l.id_all;
+    rc = walk_forks(d, off, end, &l, 0, &kids, &nkids, &cap, dwarf ? &x : NULL);
     if (rc == 0 && nkids)
-        rc = walk_forks(d, off, end, &l, 1, &kids, &nkids, &cap);
+        rc = walk_forks(d, off, end, &l, 1, &kids, &nkids, &cap, NULL);
     for (size_t i = 0; rc == 0 && i < nkids; i++) {
         k = &kids[i];
         /* exec'd, and (nearly) not sampled before it: nothing of the
@@ -444,7 +582,12 @@ int pp_perf_data_fix_exec_forks_buffer(uint8_t *d, size_t len, int write, size_t
         }
         (*count)++;
     }
+    if (rc == 0 && x.n) {
+        qsort(x.v, x.n, sizeof(*x.v), cmp_exec);
+        split_images(d, off, end, &l, &x, write, count);
+    }
     free(kids);
+    free(x.v);
     return rc;
 }
 

@@ -38,13 +38,17 @@ typedef struct pp_jit_code {
 int pp_jitdump_codes(const char *path, pp_jit_code **out, size_t *n);
 int pp_jitdump_codes_buffer(const uint8_t *data, size_t len, pp_jit_code **out, size_t *n);
 
-/* Forked children that exec before they are sampled (subprocess,
- * multiprocessing's spawn): their FORK records get
- * PERF_RECORD_MISC_FORK_EXEC so perf does not give them the parent's maps,
- * which perf 6.x keeps after the exec and which then break its DWARF
- * unwinding of the child (see perf_data.c). *count gets how many records
- * need it (write=0) or were marked (write=1, the file is changed in place).
- * 0 or a negative errno; a file this walker does not read is left alone. */
+/* Processes that exec, whose old maps perf 6.x keeps and which then break
+ * its DWARF unwinding of the new image (see perf_data.c):
+ *  - forked children that exec before they are sampled (subprocess,
+ *    multiprocessing's spawn): their FORK records get
+ *    PERF_RECORD_MISC_FORK_EXEC so perf does not give them the parent's maps;
+ *  - in DWARF recordings, every image a process ran before its last exec
+ *    (perfpy's own __exec shim, `perfpy run`, pyenv's shim scripts) gets a
+ *    pid of its own (pid + k * 2^22), its records with it.
+ * *count gets how many records need it (write=0) or were changed (write=1,
+ * the file is changed in place). 0 or a negative errno; a file this walker
+ * does not read is left alone. */
 int pp_perf_data_fix_exec_forks(const char *path, int write, size_t *count);
 int pp_perf_data_fix_exec_forks_buffer(uint8_t *data, size_t len, int write, size_t *count);
 

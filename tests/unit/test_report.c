@@ -21,6 +21,16 @@ static size_t put_rec(uint8_t *buf, size_t at, uint32_t type, const void *body, 
     return at + size;
 }
 
+/* Sets the data section of the header to [off, end); returns end. */
+static size_t data_section(uint8_t *buf, uint64_t off, uint64_t end)
+{
+    uint64_t size = end - off;
+
+    memcpy(buf + 40, &off, 8);
+    memcpy(buf + 48, &size, 8);
+    return (size_t)end;
+}
+
 static size_t make_perf_data(uint8_t *buf)
 {
     uint8_t body[256];
@@ -50,10 +60,7 @@ static size_t make_perf_data(uint8_t *buf)
     /* two samples */
     at = put_rec(buf, at, 9, body, 16);
     at = put_rec(buf, at, 9, body, 16);
-    v = at - off;
-    memcpy(buf + 40, &off, 8);
-    memcpy(buf + 48, &v, 8);
-    return at;
+    return data_section(buf, off, at);
 }
 
 TEST(perf_data_scan_finds_dumps_lost_and_samples)
@@ -163,17 +170,14 @@ TEST(report_find_perf_missing_says_how_to_install)
     ASSERT_EQ_INT(pp_report_find_perf(NULL, buf, sizeof(buf)), -1);
 }
 
-/* A perf.data with one attr (sample_type IP|TID|TIME, sample_id_all) and the
- * records the fork-exec fixup reads. *fork_at gets the offsets of the FORK
- * records of pids 100, 200, 300 and of a thread clone. */
-static size_t make_fork_data(uint8_t *buf, size_t fork_at[4])
+/* The header and one attr (sample_type st, sample_id_all) of the perf.data
+ * files the fork-exec fixup reads; returns where the records start. */
+static size_t fixup_header(uint8_t *buf, uint64_t st)
 {
     uint64_t hsize = 104, attr_size = 64, attrs_off = 104, attrs_size = 64;
-    uint64_t st = 0x7, flags = 1ull << 18, off, v;
-    uint8_t body[64];
-    size_t at = 104 + 64, k = 0;
+    uint64_t flags = 1ull << 18;
 
-    memset(buf, 0, at);
+    memset(buf, 0, 104 + 64);
     memcpy(buf, "PERFILE2", 8);
     memcpy(buf + 8, &hsize, 8);
     memcpy(buf + 16, &attr_size, 8);
@@ -181,6 +185,18 @@ static size_t make_fork_data(uint8_t *buf, size_t fork_at[4])
     memcpy(buf + 32, &attrs_size, 8);
     memcpy(buf + 104 + 24, &st, 8);
     memcpy(buf + 104 + 40, &flags, 8);
+    return 104 + 64;
+}
+
+/* A perf.data with one attr (sample_type IP|TID|TIME, sample_id_all) and the
+ * records the fork-exec fixup reads. *fork_at gets the offsets of the FORK
+ * records of pids 100, 200, 300 and of a thread clone. */
+static size_t make_fork_data(uint8_t *buf, size_t fork_at[4])
+{
+    uint64_t off;
+    uint8_t body[64];
+    size_t at = fixup_header(buf, 0x7), k = 0;
+
     off = at;
 #define FORK(pid, ppid, tid, t)                                                      \
     do {                                                                             \
@@ -234,10 +250,7 @@ static size_t make_fork_data(uint8_t *buf, size_t fork_at[4])
 #undef FORK
 #undef COMM_EXEC
 #undef SAMPLE
-    v = at - off;
-    memcpy(buf + 40, &off, 8);
-    memcpy(buf + 48, &v, 8);
-    return at;
+    return data_section(buf, off, at);
 }
 
 static uint16_t misc_at(const uint8_t *buf, size_t at)
@@ -279,4 +292,142 @@ TEST(fork_exec_fixup_survives_truncated_and_foreign_inputs)
     }
     ASSERT_OK(pp_perf_data_fix_exec_forks_buffer((uint8_t *)"not a perf file at all....", 26, 1, &n));
     ASSERT_EQ_UINT(n, 0);
+}
+
+/* A DWARF recording (sample_type IP|TID|TIME|STACK_USER, sample_id_all) of
+ * `perfpy record`'s start: perf-exec, then the perfpy shim maps libz and
+ * forks a helper, execs python3, which maps libz again and is sampled.
+ * at[]: offsets of the records whose pids the split may move, in order:
+ * COMM perf-exec, COMM exec perfpy, MMAP2 shim libz, FORK helper, SAMPLE
+ * shim, COMM exec python3, MMAP2 python libz, SAMPLE python, SAMPLE helper. */
+static size_t make_exec_data(uint8_t *buf, uint64_t sample_type, size_t at_out[9])
+{
+    uint64_t off;
+    uint8_t body[128];
+    size_t at = fixup_header(buf, sample_type), k = 0;
+
+    off = at;
+#define TRAILER(pos, pid, t)                                                         \
+    do {                                                                             \
+        uint32_t ids_[2] = {pid, pid};                                               \
+        uint64_t tt_ = t;                                                            \
+        memcpy(body + (pos), ids_, 8);                                               \
+        memcpy(body + (pos) + 8, &tt_, 8);                                           \
+    } while (0)
+#define COMM(pid, name, t, exec)                                                     \
+    do {                                                                             \
+        uint32_t ids[2] = {pid, pid};                                                \
+        uint16_t misc = (exec) ? 1u << 13 : 0;                                       \
+        memset(body, 0, 32);                                                         \
+        memcpy(body, ids, 8);                                                        \
+        memcpy(body + 8, name, strlen(name));                                        \
+        TRAILER(16, pid, t);                                                         \
+        at_out[k++] = at;                                                            \
+        at = put_rec(buf, at, 3, body, 32);                                          \
+        memcpy(buf + at_out[k - 1] + 4, &misc, 2);                                   \
+    } while (0)
+#define MMAP2(pid, t)                                                                \
+    do {                                                                             \
+        uint32_t ids[2] = {pid, pid};                                                \
+        memset(body, 0, 96);                                                         \
+        memcpy(body, ids, 8);                                                        \
+        memcpy(body + 64, "/lib/libz.so.1", 15);                                     \
+        TRAILER(80, pid, t);                                                         \
+        at_out[k++] = at;                                                            \
+        at = put_rec(buf, at, 10, body, 96);                                         \
+    } while (0)
+#define SAMPLE(pid, t)                                                               \
+    do {                                                                             \
+        uint64_t ip = 0x1000, tt = t;                                                \
+        uint32_t ids[2] = {pid, pid};                                                \
+        memcpy(body, &ip, 8);                                                        \
+        memcpy(body + 8, ids, 8);                                                    \
+        memcpy(body + 16, &tt, 8);                                                   \
+        at_out[k++] = at;                                                            \
+        at = put_rec(buf, at, 9, body, 24);                                          \
+    } while (0)
+    COMM(500, "perf-exec", 0, 0);
+    COMM(500, "perfpy", 10, 1);
+    MMAP2(500, 11);
+    {   /* the shim forks helper 501 at 12 */
+        uint32_t ids[4] = {501, 500, 501, 500};
+        uint64_t tt = 12;
+        memcpy(body, ids, 16);
+        memcpy(body + 16, &tt, 8);
+        TRAILER(24, 500, 12);
+        at_out[k++] = at;
+        at = put_rec(buf, at, 7, body, 40);
+    }
+    SAMPLE(500, 13);
+    COMM(500, "python3", 20, 1);
+    MMAP2(500, 21);
+    SAMPLE(500, 30);
+    SAMPLE(501, 31);
+#undef TRAILER
+#undef COMM
+#undef MMAP2
+#undef SAMPLE
+    return data_section(buf, off, at);
+}
+
+static uint32_t u32_at(const uint8_t *buf, size_t at)
+{
+    uint32_t v;
+    memcpy(&v, buf + at, 4);
+    return v;
+}
+
+TEST(exec_fixup_gives_each_image_before_the_last_exec_its_own_pid)
+{
+    uint8_t buf[4096];
+    size_t at[9], n = 99;
+    size_t len = make_exec_data(buf, 0x2007, at);
+    const uint32_t img1 = 500 + (1u << 22), img2 = 500 + (2u << 22);
+
+    ASSERT_OK(pp_perf_data_fix_exec_forks_buffer(buf, len, 0, &n));
+    ASSERT_EQ_UINT(n, 5);
+    ASSERT_EQ_UINT(u32_at(buf, at[2] + 8), 500);            /* counting changes nothing */
+    ASSERT_OK(pp_perf_data_fix_exec_forks_buffer(buf, len, 1, &n));
+    ASSERT_EQ_UINT(n, 5);
+    ASSERT_EQ_UINT(u32_at(buf, at[0] + 8), img1);           /* COMM perf-exec: image 1 */
+    ASSERT_EQ_UINT(u32_at(buf, at[1] + 8), img2);           /* exec perfpy starts image 2 */
+    ASSERT_EQ_UINT(u32_at(buf, at[2] + 8), img2);           /* the shim's libz: pid ... */
+    ASSERT_EQ_UINT(u32_at(buf, at[2] + 12), img2);          /* ... and tid */
+    ASSERT_EQ_UINT(u32_at(buf, at[3] + 8), 501);            /* the helper keeps its pid */
+    ASSERT_EQ_UINT(u32_at(buf, at[3] + 12), img2);          /* its parent: the shim's image */
+    ASSERT_EQ_UINT(u32_at(buf, at[3] + 20), img2);          /* parent tid */
+    ASSERT_EQ_UINT(u32_at(buf, at[4] + 16), img2);          /* the shim's sample */
+    ASSERT_EQ_UINT(u32_at(buf, at[5] + 8), 500);            /* exec python3: the last image */
+    ASSERT_EQ_UINT(u32_at(buf, at[6] + 8), 500);            /* python's libz stays */
+    ASSERT_EQ_UINT(u32_at(buf, at[7] + 16), 500);
+    ASSERT_EQ_UINT(u32_at(buf, at[8] + 16), 501);
+    /* idempotent */
+    ASSERT_OK(pp_perf_data_fix_exec_forks_buffer(buf, len, 1, &n));
+    ASSERT_EQ_UINT(n, 0);
+}
+
+TEST(exec_fixup_leaves_frame_pointer_recordings_alone)
+{
+    uint8_t buf[4096], orig[4096];
+    size_t at[9], n = 99;
+    size_t len = make_exec_data(buf, 0x7, at);
+
+    memcpy(orig, buf, len);
+    ASSERT_OK(pp_perf_data_fix_exec_forks_buffer(buf, len, 1, &n));
+    ASSERT_EQ_UINT(n, 0);
+    ASSERT_TRUE(memcmp(orig, buf, len) == 0);
+}
+
+TEST(exec_fixup_survives_truncated_inputs)
+{
+    uint8_t buf[4096], copy[4096];
+    size_t at[9], n, m;
+    size_t len = make_exec_data(buf, 0x2007, at);
+
+    for (size_t cut = 0; cut < len; cut += 3) {
+        memcpy(copy, buf, cut);
+        if (pp_perf_data_fix_exec_forks_buffer(copy, cut, 0, &n) == 0 &&
+            pp_perf_data_fix_exec_forks_buffer(copy, cut, 1, &m) == 0)
+            ASSERT_EQ_UINT(n, m);
+    }
 }
