@@ -590,6 +590,64 @@ static void explain_perf_failure(const run_state *st)
         pp_fail("perf record failed. perf said:\n%s", e[0] ? e : "(nothing)");
 }
 
+/* ---- the program's environment -------------------------------------------------- */
+
+/* perf puts its own directories first on the workload's PATH
+ * (/usr/lib/perf-core, and /usr/bin when run as /usr/bin/perf: ahead of a
+ * venv's or pyenv's python3) and sets PREFIX, PERF_BUILDID_DIR and
+ * DEBUGINFOD_URLS. record saves these as perfpy found them in
+ * PERFPY_EXEC_ENV ("NAME=value" or "NAME" for unset, one a line) and
+ * `perfpy __exec` puts them back before running the program, so that
+ * `python3` is the one the user's shell would run. */
+static const char *const perf_sets[] = {"PATH", "PREFIX", "PERF_BUILDID_DIR", "DEBUGINFOD_URLS"};
+#define N_PERF_SETS (sizeof(perf_sets) / sizeof(perf_sets[0]))
+
+static int save_env_for_exec(void)
+{
+    char buf[65536];
+    size_t n = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < N_PERF_SETS; i++) {
+        const char *v = getenv(perf_sets[i]);
+        int w;
+        if (v && strchr(v, '\n'))
+            continue;                   /* not representable: perf's value stays */
+        w = snprintf(buf + n, sizeof(buf) - n, v ? "%s=%s\n" : "%s\n", perf_sets[i], v);
+        if (w < 0 || (size_t)w >= sizeof(buf) - n)
+            return -ENAMETOOLONG;
+        n += (size_t)w;
+    }
+    return setenv("PERFPY_EXEC_ENV", buf, 1) == 0 ? 0 : -errno;
+}
+
+static void restore_env_for_exec(void)
+{
+    const char *saved = getenv("PERFPY_EXEC_ENV");
+    char *copy = saved ? strdup(saved) : NULL, *line, *next;
+
+    unsetenv("PERFPY_EXEC_ENV");
+    for (line = copy; line && *line; line = next) {
+        char *eq;
+        next = strchr(line, '\n');
+        if (!next)
+            break;
+        *next++ = '\0';
+        eq = strchr(line, '=');
+        if (eq)
+            *eq = '\0';
+        for (size_t i = 0; i < N_PERF_SETS; i++) {
+            if (strcmp(line, perf_sets[i]) != 0)
+                continue;
+            if (eq)
+                setenv(line, eq + 1, 1);
+            else
+                unsetenv(line);
+        }
+    }
+    free(copy);
+}
+
 /* ---- cleaning up -------------------------------------------------------------- */
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -766,7 +824,9 @@ int pp_cmd_record(int argc, char **argv)
     }
 
     if (o.argv) {
-        rc = pp_prepare_child_env(libdir, strcmp(mode, "perf") == 0 ? "perf" : "jit");
+        rc = save_env_for_exec();
+        if (rc == 0)
+            rc = pp_prepare_child_env(libdir, strcmp(mode, "perf") == 0 ? "perf" : "jit");
         if (rc < 0 || setenv("PERFPY_JITDUMP_DIR", jitdir, 1) != 0 ||
             setenv("PERFPY_LINES_DIR", dir, 1) != 0) {
             rc = pp_fail("cannot set up the environment: %s", strerror(rc < 0 ? -rc : errno));
@@ -869,7 +929,8 @@ fail_early:
 }
 
 /* perfpy __exec --stderr-fd N -- PROGRAM ARGS...: puts the user's stderr
- * back on fd 2 (perf's own stderr is a pipe to perfpy) and becomes the
+ * back on fd 2 (perf's own stderr is a pipe to perfpy) and the environment
+ * perf changed back as it was (see save_env_for_exec), and becomes the
  * program. Internal to record. */
 int pp_cmd_exec(int argc, char **argv)
 {
@@ -885,6 +946,7 @@ int pp_cmd_exec(int argc, char **argv)
         i++;
     if (i >= argc)
         return pp_usage_error("__exec", "no program given");
+    restore_env_for_exec();
     execvp(argv[i], argv + i);
     fprintf(stderr, "perfpy: cannot run '%s': %s%s\n", argv[i], strerror(errno),
             errno == ENOENT ? " (is it installed and on PATH?)" : "");
