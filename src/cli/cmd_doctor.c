@@ -142,17 +142,24 @@ static void first_line(char *s)
 static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
 {
     char out[8192], tmp[] = "/tmp/perfpy-doctor-XXXXXX", data[64];
-    char *version[] = {perf, "version", NULL};
+    const char *env = getenv("PERF"), *want = env && *env ? env : "perf";
+    char *version[] = {(char *)want, "version", NULL};
     char *build[] = {perf, "version", "--build-options", NULL};
     int st;
 
     *usable = 0;
-    if (pp_report_find_perf(NULL, perf, cap) < 0) {
-        say(d, "FAIL", "perf", "not found on PATH: install it (Debian: apt-get install "
-            "linux-perf; Ubuntu: apt-get install linux-tools-$(uname -r))");
+    st = capture(version, out, sizeof(out));
+    if (st == -1 || (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !out[0]) ||
+        pp_report_find_perf(NULL, perf, cap) < 0) {
+        if (strcmp(want, "perf") != 0)
+            say(d, "FAIL", "perf", "PERF=%s is not an executable: point PERF at perf, or "
+                "unset it to use perf from PATH", want);
+        else
+            say(d, "FAIL", "perf", "not found on PATH: install it (Debian: apt-get "
+                "install linux-perf; Ubuntu: apt-get install linux-tools-$(uname -r)), "
+                "or set PERF=/path/to/perf");
         return;
     }
-    st = capture(version, out, sizeof(out));
     first_line(out);
     if (st != 0) {
         say(d, "FAIL", "perf", "%s does not run (%s): reinstall linux-perf", perf, out);
@@ -201,8 +208,8 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
             say(d, "ok", "kernel frames", "permitted (kernel functions appear in stacks)");
         else
             say(d, "warn", "kernel frames", "not permitted for this user: profiles show "
-                "user space only; to see the kernel, run as root or set "
-                "kernel.perf_event_paranoid=1 (as root: sysctl kernel.perf_event_paranoid=1)");
+                "user space only (recording works); to see the kernel too, run as root or "
+                "`sudo sysctl kernel.perf_event_paranoid=1`");
     }
     rmdir(tmp);
     {
@@ -223,12 +230,13 @@ static void check_system(doctor *d)
     int v;
 
     if (read_int_file("/proc/sys/kernel/perf_event_paranoid", &v) == 0)
-        say(d, "info", "perf_event_paranoid", "%d (%s)", v,
+        say(d, "info", "perf_event_paranoid", "%d: %s%s", v,
             v <= -1 ? "no restriction" :
             v == 0 ? "users may profile kernel and CPU-wide" :
             v == 1 ? "users may profile their processes, kernel included" :
             v == 2 ? "users may profile their processes, user space only" :
-                     "users may not use perf at all (only root)");
+                     "users may not use perf at all (only root)",
+            geteuid() == 0 ? " (root is not limited by it outside a container)" : "");
     if (read_int_file("/proc/sys/kernel/kptr_restrict", &v) == 0 && v > 0 && geteuid() != 0)
         say(d, "info", "kptr_restrict", "%d: kernel symbols are hidden from this user "
             "(kernel frames show as addresses)", v);
@@ -286,10 +294,12 @@ static void check_python(doctor *d, const char *python)
         "flags = ' '.join(str(sysconfig.get_config_var(k) or '') for k in "
         "('CFLAGS', 'PY_CFLAGS', 'PY_CFLAGS_NODIST', 'CONFIGURE_CFLAGS'))\n"
         "print(sys.implementation.name, '%d.%d.%d' % v[:3], v[0], v[1],"
-        " sysconfig.get_config_var('EXT_SUFFIX'), int('-fno-omit-frame-pointer' in flags))\n";
+        " sysconfig.get_config_var('EXT_SUFFIX'), int('-fno-omit-frame-pointer' in flags),"
+        " sys.executable)\n";
     char *argv[] = {(char *)python, "-S", "-c", (char *)code, NULL};
     char out[4096], impl[32], version[32], suffix[64], libdir[PATH_MAX], module[PATH_MAX + 80];
-    int major, minor, fp, st;
+    char where[PATH_MAX + 8] = "";
+    int major, minor, fp, st, used = 0;
 
     st = capture(argv, out, sizeof(out));
     if (st != 0) {
@@ -299,7 +309,8 @@ static void check_python(doctor *d, const char *python)
             st == 127 << 8 || !out[0] ? "not found" : out);
         return;
     }
-    if (sscanf(out, "%31s %31s %d %d %63s %d", impl, version, &major, &minor, suffix, &fp) != 6) {
+    if (sscanf(out, "%31s %31s %d %d %63s %d %n", impl, version, &major, &minor, suffix, &fp,
+               &used) < 6) {
         say(d, "FAIL", "python", "%s did not answer as a Python interpreter", python);
         return;
     }
@@ -308,8 +319,11 @@ static void check_python(doctor *d, const char *python)
             impl, version);
         return;
     }
-    say(d, minor > 13 ? "warn" : "ok", "python", "%s is CPython %s%s", python, version,
-        minor > 13 ? " (newer than 3.13: untested)" : "");
+    first_line(out + used);
+    if (used && out[used] && strcmp(out + used, python) != 0)
+        snprintf(where, sizeof(where), " (%s)", out + used);
+    say(d, minor > 13 ? "warn" : "ok", "python", "%s%s is CPython %s%s", python, where,
+        version, minor > 13 ? " (newer than 3.13: untested)" : "");
     say(d, "info", "frame pointers", fp ?
         "kept: `perfpy record` uses perf-map mode with frame-pointer stacks" :
         "omitted: `perfpy record` uses jit mode (jitdump + DWARF unwinding) for whole stacks");
@@ -322,8 +336,9 @@ static void check_python(doctor *d, const char *python)
     if (access(module, R_OK) == 0)
         say(d, "ok", "perfpy module", "%s", module);
     else
-        say(d, "FAIL", "perfpy module", "no build for Python %d.%d (%s): run `make "
-            "PYTHONS=%s` in perfpy's source tree", major, minor, module, python);
+        say(d, "FAIL", "perfpy module", "no build for Python %d.%d (%s is missing): in "
+            "perfpy's source tree run `make PYTHONS=%s` (it needs that Python's headers: "
+            "Debian package python%d.%d-dev)", major, minor, module, python, major, minor);
 }
 
 int pp_cmd_doctor(int argc, char **argv)

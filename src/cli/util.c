@@ -142,13 +142,21 @@ void pp_perf_refused_advice(char *buf, size_t cap)
         fclose(f);
     }
     if (geteuid() == 0)
-        snprintf(buf, cap, "perf_event_open is refused even to root here: a container or "
-                 "seccomp policy blocks it (docker: run with --cap-add PERFMON, or a seccomp "
-                 "profile that allows perf_event_open; kernel.perf_event_paranoid=%d)",
+        snprintf(buf, cap, "the perf_event_open system call is refused even to root, so a "
+                 "container or seccomp policy blocks it. Docker/Podman: run the container "
+                 "with --cap-add PERFMON (kernel 5.8+; else --cap-add SYS_ADMIN), or with "
+                 "--security-opt seccomp=PROFILE allowing perf_event_open; the host's "
+                 "kernel.perf_event_paranoid (%d here) must also be 2 or less", paranoid);
+    else if (paranoid > 2)
+        snprintf(buf, cap, "kernel.perf_event_paranoid=%d lets only root use perf. Run as "
+                 "root, or let users profile their own processes: `sudo sysctl "
+                 "kernel.perf_event_paranoid=2` (to keep it after a reboot: echo "
+                 "kernel.perf_event_paranoid=2 | sudo tee /etc/sysctl.d/60-perf.conf)",
                  paranoid);
     else
-        snprintf(buf, cap, "this user may not use perf (kernel.perf_event_paranoid=%d): run "
-                 "as root, or as root let users profile their own processes with `sysctl "
-                 "kernel.perf_event_paranoid=2` (add it to /etc/sysctl.d/ to keep it)",
-                 paranoid);
+        snprintf(buf, cap, "kernel.perf_event_paranoid=%d lets users profile their own "
+                 "processes, yet perf_event_open is refused to this user: a container or "
+                 "seccomp policy (a sandbox) blocks it. Run as root, or outside that "
+                 "sandbox; Docker/Podman: --cap-add PERFMON, or --security-opt "
+                 "seccomp=PROFILE allowing perf_event_open", paranoid);
 }

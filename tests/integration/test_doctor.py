@@ -45,6 +45,12 @@ class DoctorTest(TempDirTest):
         self.assertRegex(p.stdout, r"FAIL\s+perf\s+not found")
         self.assertIn("apt-get install linux-perf", p.stdout)
         self.assertIn("recording will not work", p.stdout)
+        self.assertEqual(p.stderr, "", "one message, in the report")
+
+    def test_perf_variable_pointing_nowhere_names_it(self):
+        p = run([PERFPY, "doctor", "--", self.python()], env={"PERF": "/nonexistent/perf"})
+        self.assertEqual(p.returncode, 1)
+        self.assertRegex(p.stdout, r"FAIL\s+perf\s+PERF=/nonexistent/perf is not an executable")
 
     @needs_perf
     def test_perf_refused_names_the_fix(self):
@@ -52,19 +58,52 @@ class DoctorTest(TempDirTest):
         self.assertEqual(p.returncode, 1, p.stdout)
         self.assertRegex(p.stdout, r"FAIL\s+perf record\s+not permitted")
         self.assertIn("perf_event_paranoid", p.stdout)
+        self.assertIn("recording will not work", p.stdout)
+        if os.geteuid() == 0:   # refused to root: a container's policy, and its fix
+            self.assertIn("seccomp", p.stdout)
+            self.assertIn("--cap-add PERFMON", p.stdout)
+        self.assertEqual(p.stderr, "", "doctor speaks on stdout only")
 
-    @needs_perf
-    def test_perf_refused_to_a_user_says_what_to_set(self):
-        if os.geteuid() != 0 or not shutil.which("setpriv"):
-            self.skipTest("needs root and setpriv to run as another user")
+    def as_nobody_refused(self, paranoid=None):
+        """doctor run as user nobody with perf_event_open refused; with
+        paranoid, /proc/sys/kernel/perf_event_paranoid reads that value (a
+        bind mount in a private mount namespace: the kernel's setting is
+        untouched)."""
+        if os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("unshare"):
+            self.skipTest("needs root, setpriv and unshare to run as another user")
         os.chmod(self.tmp, 0o755)
         deny = self.deny_perf()
         os.chmod(deny, 0o755)
-        p = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                 deny, PERFPY, "doctor", "--", self.python_for_others()])
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+               deny, PERFPY, "doctor", "--", self.python_for_others()]
+        if paranoid is not None:
+            fake = self.write("paranoid", "%d\n" % paranoid)
+            os.chmod(fake, 0o644)
+            cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                   'mount --bind "$0" /proc/sys/kernel/perf_event_paranoid && exec "$@"',
+                   fake] + cmd
+        return run(cmd)
+
+    @needs_perf
+    def test_perf_refused_to_a_user_on_a_strict_system_says_what_to_set(self):
+        p = self.as_nobody_refused(paranoid=3)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        self.assertIn("sysctl kernel.perf_event_paranoid=2", p.stdout)
-        self.assertIn("run as root", p.stdout)
+        self.assertRegex(p.stdout, r"FAIL\s+perf record\s+not permitted: "
+                                   r"kernel.perf_event_paranoid=3 lets only root use perf")
+        self.assertIn("sudo sysctl kernel.perf_event_paranoid=2", p.stdout)
+        self.assertIn("Run as root", p.stdout)
+
+    @needs_perf
+    def test_perf_refused_to_a_user_by_a_sandbox_says_so(self):
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            if int(f.read()) > 2:
+                self.skipTest("this system refuses perf to users anyway")
+        p = self.as_nobody_refused()
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"FAIL\s+perf record\s+not permitted")
+        self.assertIn("seccomp", p.stdout)
+        self.assertNotIn("sysctl kernel.perf_event_paranoid=2", p.stdout,
+                         "the setting already allows it: do not send the user there")
 
     @needs_perf
     def test_user_without_kernel_access_gets_a_warning_not_a_failure(self):
