@@ -69,7 +69,10 @@ static void help(FILE *out)
             "  -h, --help    this help\n"
             "  -- PYTHON     the interpreter to check (default: python3 on PATH)\n"
             "\n"
-            "exit status: 0 if recording will work, 1 if not\n");
+            "environment:\n"
+            "  PERF          the perf executable (default: perf on PATH)\n"
+            "\n"
+            "exit status: 0 if recording will work, 1 if not, 2 usage error\n");
 }
 
 /* Runs argv with stdout+stderr captured into out (NUL-terminated); returns

@@ -42,7 +42,7 @@ static void help(FILE *out)
             "options:\n"
             "  -l, --list  also list every code load: code_index, address (hex),\n"
             "              size (bytes), name, and source file:line from its debug\n"
-            "              record\n"
+            "              record (default: the summary only)\n"
             "  -h, --help  this help\n"
             "\n"
             "exit status: 0 valid, 1 damaged or unreadable, 2 usage error\n"

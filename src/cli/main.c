@@ -42,6 +42,13 @@ static void help(FILE *out)
             "  -h, --help     this help; `perfpy <command> --help` for a command\n"
             "  -V, --version  print the version\n"
             "\n"
+            "environment:\n"
+            "  PERFPY_LIBDIR  perfpy's module directory (default: lib/ beside the perfpy\n"
+            "                 executable in a build tree, else PREFIX/lib/perfpy)\n"
+            "\n"
+            "exit status: 0 success, 1 failure, 2 usage error; record and run exit\n"
+            "with the program's own status\n"
+            "\n"
             "examples:\n"
             "  perfpy record -- python app.py                 (writes app-<time>.svg)\n"
             "  perfpy record -f html -o app.html -- python app.py\n");
