@@ -9,6 +9,7 @@
 #   make asan | ubsan    unit tests and one interpreter's integration tests under sanitizers
 #   make fuzz            libFuzzer runs of every parser (FUZZ_RUNS executions each)
 #   make bench           benchmarks -> docs/PERFORMANCE.md
+#   make docs-images     docs/flamegraph.png, docs/report-html.png (perfpy record of the example)
 
 SHELL := /bin/bash
 BUILD ?= build
@@ -42,7 +43,7 @@ CLI_LIB := $(BUILD)/libperfpy_cli.a
 CLI := $(BUILD)/perfpy
 LIBDIR := $(BUILD)/lib
 
-.PHONY: all clean demo test unit deps install uninstall asan ubsan fuzz bench fuzz-replay FORCE
+.PHONY: all clean demo test unit deps install uninstall asan ubsan fuzz bench fuzz-replay docs-images FORCE
 all: $(CLI) modules
 
 # ---- engine and CLI ------------------------------------------------------
@@ -113,6 +114,9 @@ test: deps all $(BUILD)/unit-tests $(FUZZ_REPLAY)
 
 demo: deps all
 	@scripts/demo $(BUILD)
+
+docs-images: deps all
+	@scripts/docs-images $(BUILD)
 
 # ---- sanitizers and fuzzing ----------------------------------------------
 asan:
