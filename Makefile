@@ -45,6 +45,7 @@ LIBDIR := $(BUILD)/lib
 
 .PHONY: all clean demo test unit deps install uninstall asan ubsan fuzz bench fuzz-replay docs-images FORCE
 all: $(CLI) modules
+	@:
 
 # ---- engine and CLI ------------------------------------------------------
 $(BUILD)/obj/%.c.o: src/%.c $(HDRS)
@@ -78,7 +79,16 @@ $(BUILD)/pythons.txt: FORCE
 $(BUILD)/pythons.mk: $(BUILD)/pythons.txt scripts/pythons-mk
 	@scripts/pythons-mk $(BUILD) < $< > $@
 
+# Goals that only run other makes (after installing what is missing) look
+# for interpreters there, not here.
+ifneq ($(MAKECMDGOALS),)
+ifeq ($(filter-out demo test deps docs-images clean,$(MAKECMDGOALS)),)
+SKIP_PYTHONS := 1
+endif
+endif
+ifndef SKIP_PYTHONS
 -include $(BUILD)/pythons.mk
+endif
 
 modules: $(PY_MODULES) $(LIBDIR)/sitecustomize.py
 
@@ -109,13 +119,19 @@ fuzz-replay: $(FUZZ_REPLAY)
 deps:
 	@scripts/deps.sh
 
-test: deps all $(BUILD)/unit-tests $(FUZZ_REPLAY)
+# deps first, then a fresh make: a parallel make would build before the
+# compiler is installed, and the interpreters found change once deps ran.
+test: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/unit-tests $(FUZZ_REPLAY)
 	@tests/run-all $(BUILD)
 
-demo: deps all
+demo:
+	@scripts/deps.sh --demo
+	@$(MAKE) --no-print-directory all
 	@scripts/demo $(BUILD)
 
-docs-images: deps all
+docs-images: deps
+	@$(MAKE) --no-print-directory all
 	@scripts/docs-images $(BUILD)
 
 # ---- sanitizers and fuzzing ----------------------------------------------

@@ -1,13 +1,19 @@
 #!/bin/bash
 # Installs what perfpy's build, demo and tests need on a fresh Debian 12
-# machine, and nothing that is already there. Run by `make demo` and
-# `make test`; safe to run again (it only checks when all is present).
+# machine, and nothing that is already there. Run by `make demo` (with
+# --demo: build and run only) and `make test`; safe to run again (it only
+# checks when all is present).
 #
-#   build:  gcc make zlib1g-dev, CPython headers (pyenv's, or python3-dev)
+#   build:  gcc make zlib1g-dev, CPython headers (python3-dev, unless an
+#           interpreter with headers is already there, e.g. pyenv's)
 #   run:    linux-perf (perf)
 #   tests:  python3 (the test driver); nodejs, npm, chromium and the
 #           node packages of tests/js (the report format checks)
+#
+#   scripts/deps.sh [--demo]
 set -u
+demo_only=0
+[ "${1:-}" = --demo ] && demo_only=1
 
 need_debs=()
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
@@ -18,13 +24,17 @@ have_cmd make || need_debs+=(make)
 have_cmd perf || need_debs+=(linux-perf)
 [ -x /usr/bin/python3 ] || need_debs+=(python3)
 have_deb zlib1g-dev || [ -f /usr/include/zlib.h ] || need_debs+=(zlib1g-dev)
+# the module needs some CPython 3.8+ with headers (scripts/find-pythons)
+[ -n "$(PYTHONS= "$(dirname "$0")/find-pythons" 2>/dev/null)" ] || need_debs+=(python3-dev)
 
 # ---- report tests (owner: the report pipeline) -----------------------------
 # tests/js validates the speedscope, pprof and HTML outputs with node
 # packages (npm ci below) and a headless Chromium.
+if [ $demo_only = 0 ]; then
 have_cmd node || need_debs+=(nodejs)
 have_cmd npm || need_debs+=(npm)
 [ -x /usr/bin/chromium ] || need_debs+=(chromium)
+fi
 # ---- end of report tests ---------------------------------------------------
 
 if [ ${#need_debs[@]} -gt 0 ]; then
@@ -44,7 +54,7 @@ fi
 # node packages of tests/js, exactly as package-lock.json pins them, into
 # tests/js/node_modules (git-ignored); again only when the lock file changed.
 js=$(cd "$(dirname "$0")/../tests/js" && pwd)
-if [ -f "$js/package-lock.json" ] && have_cmd npm &&
+if [ $demo_only = 0 ] && [ -f "$js/package-lock.json" ] && have_cmd npm &&
    { [ ! -f "$js/node_modules/.package-lock.json" ] ||
      [ "$js/package-lock.json" -nt "$js/node_modules/.package-lock.json" ]; }; then
     echo "installing tests/js node packages (npm ci)"
