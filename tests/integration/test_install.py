@@ -144,13 +144,38 @@ class StagedInstallTest(TempDirTest):
                          sorted(os.path.relpath(os.path.join(site, n), "/")
                                 for n in ("perfpy" + suffix, "perfpy-startup.pth")))
 
-    def test_unwritable_prefix_is_refused_with_a_fix(self):
+    def as_nobody(self):
+        """setpriv's prefix to run as user nobody, or skip."""
         if os.geteuid() != 0 or not shutil.which("setpriv"):
             self.skipTest("needs root and setpriv to run as another user")
+        d = ROOT
+        while d != "/":
+            if not os.stat(d).st_mode & 0o001:
+                self.skipTest("another user cannot reach %s" % ROOT)
+            d = os.path.dirname(d)
         os.chmod(self.tmp, 0o755)
+        return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+    def test_a_user_installs_into_their_home(self):
+        nobody = self.as_nobody()
+        home = os.path.join(self.tmp, "home")
+        os.mkdir(home)
+        os.chown(home, 65534, 65534)
+        prefix = os.path.join(home, ".local")
+        script = os.path.join(ROOT, "scripts", "install")
+        p = run(nobody + [script, "", prefix, "", BUILD], env={"HOME": home})
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertTrue(os.access(os.path.join(prefix, "bin", "perfpy"), os.X_OK))
+        self.assertIn("not writable by nobody", p.stdout,
+                      "a system interpreter is skipped with a note, not a failure")
+        p = run(nobody + [script, "--uninstall", "", prefix, "", BUILD], env={"HOME": home})
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(files_under(home), [])
+
+    def test_unwritable_prefix_is_refused_with_a_fix(self):
+        nobody = self.as_nobody()
         os.makedirs(self.stage, mode=0o555)
-        p = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                 os.path.join(ROOT, "scripts", "install"), self.stage, PREFIX, "", BUILD])
+        p = run(nobody + [os.path.join(ROOT, "scripts", "install"), self.stage, PREFIX, "", BUILD])
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("cannot install %s/bin/perfpy: Permission denied" % self.root, p.stderr)
         self.assertIn("PREFIX=$HOME/.local", p.stderr)
