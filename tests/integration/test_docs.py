@@ -1,0 +1,271 @@
+"""The documents say what the program does, so they cannot drift apart:
+
+- every option `perfpy --help` and `perfpy <command> --help` print is in the
+  man page (docs/perfpy.1) under that command, with the same unit (metavar)
+  and the same default, and the man page documents no option the command
+  lacks; every option states its default; each command states its exit
+  status; the man page renders without a groff warning;
+- the README: the two commands of a fresh machine (`make demo`, `make test`,
+  the latter exactly what CI runs), every `perfpy ...` command line it shows
+  uses real commands and options, its links and pictures exist, and every
+  number it quotes about overhead is in the docs/PERFORMANCE.md section it
+  cites."""
+import os
+import re
+import shutil
+import unittest
+
+from support import PERFPY, ROOT, run
+
+MAN = os.path.join(ROOT, "docs", "perfpy.1")
+README = os.path.join(ROOT, "README.md")
+COMMANDS = ["record", "run", "report", "jitdump", "doctor"]
+HELP_ONLY = {"-h", "--help", "-V", "--version"}   # need no default
+
+# "  -o, --output FILE   text", "      --keep   text", "  -- PYTHON   text"
+ENTRY = re.compile(r"^ +(?:(-\w), )?(--[\w-]*|-\w)"
+                   r"(?: ([A-Z][A-Z|]*|[a-z]+(?:\|[a-z]+)+)(?= |$))?(?: +(.*))?$")
+
+
+def entries(lines, head_indent, body_indent):
+    """{option: (metavar, text)} from an options list: heads indented
+    head_indent (a range), bodies deeper."""
+    found, key = {}, None
+    for line in lines:
+        indent = len(line) - len(line.lstrip(" "))
+        m = ENTRY.match(line) if indent in head_indent else None
+        if m:
+            short, opt, meta, text = m.groups()
+            key = opt if opt != "--" or not meta else "-- " + meta
+            found[key] = [meta or "", (text or ""), short]
+        elif key and line.strip() and indent >= body_indent:
+            found[key][1] += " " + line.strip()
+        elif not line.strip() and body_indent > 10:
+            key = None      # man: an entry ends at its blank line
+    return {k: (v[0], " ".join(v[1].split()), v[2]) for k, v in found.items()}
+
+
+def help_text(cmd):
+    p = run([PERFPY] + ([cmd] if cmd else []) + ["--help"])
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def help_section(text, title):
+    """Lines of the help section that starts with `title:`."""
+    out, inside = [], False
+    for line in text.splitlines():
+        if line.startswith(title + ":"):
+            inside = True
+            continue
+        if inside and line and not line.startswith(" "):
+            break
+        if inside:
+            out.append(line)
+    return out
+
+
+def help_options(cmd):
+    return entries(help_section(help_text(cmd), "options"), range(2, 7), 7)
+
+
+def help_environment(cmd):
+    found, key = {}, None
+    for line in help_section(help_text(cmd), "environment"):
+        m = re.match(r"^  ([A-Z_]+) {2,}(.*)$", line)
+        if m:
+            key = m.group(1)
+            found[key] = m.group(2)
+        elif key and line.strip():
+            found[key] += " " + line.strip()
+    return found
+
+
+_man = None
+
+
+def man_text():
+    """The man page as man shows it, one paragraph a line (no hyphenation)."""
+    global _man
+    if _man is None:
+        p = run(["groff", "-man", "-Tascii", "-rLL=400n", "-rHY=0", "-P-c", "-P-b", "-P-o",
+                 "-P-u", MAN])
+        assert p.returncode == 0, p.stderr
+        _man = p.stdout
+    return _man
+
+
+def man_block(cmd):
+    """Lines of the man page for a command (its .SS), or OPTIONS for ''."""
+    lines, out, inside = man_text().splitlines(), [], False
+    for line in lines:
+        if cmd and re.match(r"^   perfpy %s\b" % cmd, line):
+            inside = True
+            continue
+        if not cmd and line == "OPTIONS":
+            inside = True
+            continue
+        if inside and (re.match(r"^   perfpy (\w+)", line) and not
+                       re.match(r"^   perfpy %s\b" % cmd, line) or re.match(r"^[A-Z]", line)):
+            break
+        if inside:
+            out.append(line)
+    return out
+
+
+def man_options(cmd):
+    return entries(man_block(cmd), range(7, 8), 14)
+
+
+def man_environment():
+    found, lines = {}, man_text().splitlines()
+    start = lines.index("ENVIRONMENT")
+    for i in range(start + 1, len(lines)):
+        if re.match(r"^[A-Z]", lines[i]):
+            break
+        m = re.match(r"^       ([A-Z_]+)(?:=\S+)?(?: +(.*))?$", lines[i])
+        if m:   # a short name has its text on the same line
+            found[m.group(1)] = m.group(2) or (lines[i + 1].strip() if i + 1 < len(lines) else "")
+    return found
+
+
+def norm(text):
+    text = text.replace("\u2019", "'").replace("$", "")
+    return " ".join(re.sub(r"[<>]", "", text).lower().split())
+
+
+def default_of(text):
+    """What a help text gives as the default: 'X' of 'default: X[;,)]', the
+    word before '(default', or '' when it only says '(default)'."""
+    m = re.search(r"default: ([^;,)]+)", text)
+    if m:
+        return m.group(1).strip()
+    m = re.search(r"(\S+) \(default\b", text)
+    return m.group(1) if m else ""
+
+
+class ManPageMatchesHelp(unittest.TestCase):
+
+    def test_every_option_is_in_the_man_page_with_unit_and_default(self):
+        for cmd in [""] + COMMANDS:
+            helped, manned = help_options(cmd), man_options(cmd)
+            with self.subTest(command=cmd or "perfpy"):
+                self.assertTrue(helped, "no options parsed from the help")
+                self.assertEqual(sorted(helped), sorted(manned),
+                                 "options of `perfpy %s --help` vs docs/perfpy.1" % cmd)
+                for opt, (meta, text, short) in helped.items():
+                    mmeta, mtext, mshort = manned[opt]
+                    self.assertEqual(meta, mmeta, "%s: unit in help vs man" % opt)
+                    self.assertEqual(short, mshort, "%s: short form in help vs man" % opt)
+                    if opt in HELP_ONLY:
+                        continue
+                    self.assertIn("default", text.lower(),
+                                  "%s %s: the help gives no default" % (cmd, opt))
+                    self.assertIn("default", mtext.lower(),
+                                  "%s %s: the man page gives no default" % (cmd, opt))
+                    self.assertIn(norm(default_of(text)), norm(mtext),
+                                  "%s %s: the man page's default differs from the help's"
+                                  " (%r)" % (cmd, opt, default_of(text)))
+
+    def test_every_environment_variable_is_in_the_man_page(self):
+        documented = man_environment()
+        for cmd in [""] + COMMANDS:
+            for name, text in help_environment(cmd).items():
+                with self.subTest(command=cmd or "perfpy", variable=name):
+                    self.assertIn(name, documented)
+                    self.assertIn(norm(default_of(text)), norm(documented[name]))
+
+    def test_every_command_states_its_exit_status(self):
+        for cmd in [""] + COMMANDS:
+            with self.subTest(command=cmd or "perfpy"):
+                self.assertIn("exit status", help_text(cmd))
+        for cmd in COMMANDS:
+            with self.subTest(command=cmd):
+                self.assertTrue(any(l.strip().startswith("Exit status") for l in man_block(cmd)),
+                                "no exit status for %s in the man page" % cmd)
+
+    def test_every_command_is_in_the_man_page(self):
+        listed = re.findall(r"^  (\w+) {2,}", "\n".join(help_section(help_text(""), "commands")),
+                            re.M)
+        self.assertEqual(sorted(listed), sorted(COMMANDS))
+        for cmd in COMMANDS:
+            self.assertTrue(man_block(cmd), "no section for %s" % cmd)
+
+    def test_man_page_renders_without_warnings(self):
+        p = run(["groff", "-man", "-Tutf8", "-ww", "-z", MAN])
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(p.stderr, "")
+        if shutil.which("man"):
+            p = run(["man", "-l", MAN], env={"MANWIDTH": "80", "MANPAGER": "cat", "PAGER": "cat"})
+            self.assertEqual(p.returncode, 0, p.stderr)
+
+
+class ReadmeTest(unittest.TestCase):
+
+    def setUp(self):
+        with open(README) as f:
+            self.readme = f.read()
+        blocks, lang, lines = [], None, []
+        for line in self.readme.splitlines():
+            if line.startswith("```"):
+                if lang is None:
+                    lang, lines = line[3:].strip(), []
+                else:
+                    if lang in ("", "sh", "bash", "console"):
+                        blocks.append("\n".join(lines))
+                    lang = None
+            elif lang is not None:
+                lines.append(line)
+        self.code = "\n".join(blocks)
+        # and `perfpy ...` in the text
+        self.commands = self.code + "\n" + "\n".join(
+            c for c in re.findall(r"`([^`\n]+)`", self.readme)
+            if re.match(r"(build/)?perfpy [a-z]", c))
+
+    def test_the_two_commands_and_ci(self):
+        self.assertRegex(self.code, r"(?m)^make demo\b")
+        self.assertRegex(self.code, r"(?m)^make test\b")
+        with open(os.path.join(ROOT, ".ci", "run")) as f:
+            commands = [l for l in f.read().splitlines()
+                        if l.strip() and not l.startswith("#") and not l.startswith("set ")
+                        and not l.startswith("cd ")]
+        self.assertEqual(commands, ["make test"], "CI runs what the README tells users to run")
+
+    def test_perfpy_command_lines_use_real_commands_and_options(self):
+        lines = re.findall(r"(?m)(?:^|-- )(?:build/)?perfpy ([a-z]+)((?: +-[^ \n]+(?: [^-\s][^ \n]*)?)*)",
+                           self.commands)
+        self.assertTrue(lines)
+        for cmd, rest in lines:
+            with self.subTest(line="perfpy %s%s" % (cmd, rest)):
+                self.assertIn(cmd, COMMANDS)
+                known = set()
+                for opt, (_, _, short) in help_options(cmd).items():
+                    known.update({opt, short})
+                for word in rest.split():
+                    if word == "--":
+                        break
+                    if word.startswith("-"):
+                        self.assertIn(word.split("=")[0], known)
+
+    def test_links_and_pictures_exist(self):
+        for target in re.findall(r"\]\(([^)#\s]+)\)", self.readme):
+            if re.match(r"[a-z]+:", target):
+                continue
+            with self.subTest(link=target):
+                self.assertTrue(os.path.exists(os.path.join(ROOT, target)), target)
+        self.assertRegex(self.readme, r"!\[[^\]]*\]\(docs/flamegraph\.png\)")
+
+    def test_overhead_numbers_are_those_of_docs_performance(self):
+        """Each number in a README paragraph that cites a section of
+        docs/PERFORMANCE.md appears in that section."""
+        with open(os.path.join(ROOT, "docs", "PERFORMANCE.md")) as f:
+            perf = f.read()
+        sections = dict(re.findall(r"(?ms)^## ([^\n]+)\n(.*?)(?=^## |\Z)", perf))
+        cited = re.findall(r"(?s)((?:[^\n]+\n)*?[^\n]*docs/PERFORMANCE\.md[^\n]*?"
+                           r"\"([^\"]+)\"[^\n]*(?:\n[^\n]+)*)", self.readme)
+        self.assertTrue(cited, "the README cites no section of docs/PERFORMANCE.md")
+        for paragraph, title in cited:
+            with self.subTest(section=title):
+                self.assertIn(title, sections, "no such section in docs/PERFORMANCE.md")
+                for number in re.findall(r"(?<![\w.])[+]?\d+\.\d+(?![\w.])", paragraph):
+                    self.assertIn(number, sections[title], "README quotes %s" % number)
