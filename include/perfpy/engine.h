@@ -69,6 +69,9 @@ typedef struct pp_arena {
 int pp_arena_init(pp_arena *a, size_t slot_size);
 /* A fresh trampoline. Slots are never reused: frames may still run in them. */
 int pp_arena_take(pp_arena *a, pp_trampoline_fn *out);
+/* In a forked child: the next trampoline goes into a chunk the child maps
+ * itself (see arena.c). */
+void pp_arena_fork_child(pp_arena *a);
 /* Mapped bytes per trampoline handed out so far (0 when none). */
 double pp_arena_bytes_per_trampoline(const pp_arena *a);
 /* Forgets the arena but keeps its memory mapped for frames still inside
@@ -142,6 +145,9 @@ int pp_engine_register(pp_engine *e, pp_symbol *sym, pp_trampoline_fn *out);
  * moves every backend to the child's own files. Idempotent per pid. */
 int pp_engine_fork_child(pp_engine *e);
 const char *pp_engine_backend_name(const pp_engine *e);
+/* After an error: the file that could not be written (a backend's map,
+ * dump or sidecar), or NULL when the error was not a file's (memory). */
+const char *pp_engine_failed_file(const pp_engine *e);
 size_t pp_engine_trampolines(const pp_engine *e);
 double pp_engine_bytes_per_trampoline(const pp_engine *e);
 /* Closes the backends; the arena stays mapped (frames may still run in it).

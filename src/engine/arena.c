@@ -118,6 +118,18 @@ int pp_arena_take(pp_arena *a, pp_trampoline_fn *out)
     return 0;
 }
 
+/* perf names an address in anonymous memory from the map of the process
+ * that mapped it: a chunk a forked child inherited is named from the
+ * parent's /tmp/perf-<parent>.map, which never holds the child's new
+ * trampolines, and whose later entries (the parent goes on using the same
+ * free slots) would give the child's ones the parent's names. So a child's
+ * trampolines start in a chunk the child maps itself; the inherited free
+ * slots stay unused in the child. */
+void pp_arena_fork_child(pp_arena *a)
+{
+    a->next = a->end;
+}
+
 double pp_arena_bytes_per_trampoline(const pp_arena *a)
 {
     if (a->slots_used == 0)

@@ -17,7 +17,9 @@
  * Fork: the lock is taken around fork(2) by pthread_atfork handlers so a
  * child never inherits it held; the child's files are started by
  * pp_engine_fork_child(), which the binding calls right after fork, and
- * which registration also calls if it notices a new pid.
+ * which registration also calls if it notices a new pid. The child's new
+ * trampolines go into a chunk of its own (pp_arena_fork_child: perf names
+ * inherited memory from the parent's map).
  */
 #include "internal.h"
 
@@ -35,6 +37,7 @@ struct pp_engine {
     pp_backend *backends[PP_MAX_BACKENDS];
     int nbackends;
     int err;                /* sticky */
+    int failed;             /* the backend that failed, -1 if none did */
     pid_t pid;              /* whose files the backends write */
     unsigned forks;         /* fork_generation when pid was last checked */
 };
@@ -119,6 +122,7 @@ int pp_engine_open(pp_engine **out, const pp_engine_config *cfg)
         return -ENOMEM;
     pthread_once(&atfork_once, install_atfork);
     pthread_mutex_init(&e->lock, NULL);
+    e->failed = -1;
     e->pid = getpid();
     e->forks = fork_generation;
     rc = pp_arena_init(&e->arena, cfg->backend->slot_size(pp_template_size()));
@@ -156,10 +160,13 @@ static int fork_child_locked(pp_engine *e)
     if (now == e->pid)
         return 0;
     e->pid = now;
+    pp_arena_fork_child(&e->arena);
     for (int i = 0; i < e->nbackends; i++) {
         int rc = e->backends[i]->ops->fork_child(e->backends[i]);
-        if (rc < 0)
+        if (rc < 0) {
+            e->failed = i;
             return e->err = rc;
+        }
     }
     return 0;
 }
@@ -188,8 +195,11 @@ int pp_engine_register(pp_engine *e, pp_symbol *sym, pp_trampoline_fn *out)
         goto out;
     sym->code = (const void *)(uintptr_t)fn;
     sym->code_size = pp_template_size();
-    for (int i = 0; i < e->nbackends && rc == 0; i++)
+    for (int i = 0; i < e->nbackends && rc == 0; i++) {
         rc = e->backends[i]->ops->write_entry(e->backends[i], sym);
+        if (rc < 0)
+            e->failed = i;
+    }
     if (rc == 0)
         *out = fn;
 out:
@@ -202,6 +212,11 @@ out:
 const char *pp_engine_backend_name(const pp_engine *e)
 {
     return e->backends[0]->ops->name;
+}
+
+const char *pp_engine_failed_file(const pp_engine *e)
+{
+    return e->failed >= 0 ? e->backends[e->failed]->path : NULL;
 }
 
 size_t pp_engine_trampolines(const pp_engine *e)

@@ -6,7 +6,9 @@
 #include "internal.h"
 #include "perfpy/engine.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -40,6 +42,29 @@ int pp__open_private(const char *path, int flags)
     return fd;
 }
 
+int pp__open_in_this_process(const char *path)
+{
+    struct stat want, st;
+    struct dirent *e;
+    DIR *d;
+    int found = 0;
+
+    if (lstat(path, &want) != 0 || !S_ISREG(want.st_mode))
+        return 0;
+    d = opendir("/proc/self/fd");
+    if (!d)
+        return 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        int fd = atoi(e->d_name);
+        if (e->d_name[0] == '.' || fd == dirfd(d))
+            continue;
+        found = fstat(fd, &st) == 0 && st.st_dev == want.st_dev &&
+                st.st_ino == want.st_ino;
+    }
+    closedir(d);
+    return found;
+}
+
 int pp__write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
@@ -57,6 +82,31 @@ int pp__write_all(int fd, const void *buf, size_t len)
         len -= (size_t)n;
     }
     return 0;
+}
+
+int pp__append_whole(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    size_t done = 0;
+    int rc = 0;
+
+    while (done < len) {
+        ssize_t n = write(fd, p + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? -errno : -EIO;
+            break;
+        }
+        done += (size_t)n;
+    }
+    if (rc < 0 && done > 0) {
+        /* A full disk took part of the entry: cut it off again. */
+        off_t end = lseek(fd, 0, SEEK_END);
+        if (end >= (off_t)done && ftruncate(fd, end - (off_t)done) != 0)
+            rc = -errno;
+    }
+    return rc;
 }
 
 int pp__copy_prefix(const char *src_path, int fd, uint64_t len)

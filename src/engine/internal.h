@@ -5,6 +5,7 @@
 #define PERFPY_ENGINE_INTERNAL_H
 
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -18,8 +19,18 @@
  * file of another user or not a regular file). */
 int pp__open_private(const char *path, int flags);
 
+/* Whether a descriptor of this process has the file at path open: another
+ * writer in the process (CPython's own -X perf_jit writes /tmp/jit-<pid>.dump
+ * through a buffered FILE it flushes at exit). 0 when unknown. */
+int pp__open_in_this_process(const char *path);
+
 /* write(2) until done; -errno on failure (-ENOSPC for a full disk). */
 int pp__write_all(int fd, const void *buf, size_t len);
+
+/* Writes one entry at the end of fd, whole or not at all: when a full disk
+ * takes only part of it, the part is cut off again (readers never see half
+ * an entry). 0 or -errno. */
+int pp__append_whole(int fd, const void *buf, size_t len);
 
 /* Appends the first len bytes of the file at src_path to fd. */
 int pp__copy_prefix(const char *src_path, int fd, uint64_t len);
@@ -30,6 +41,7 @@ pid_t pp__gettid(void);
 /* The part of every backend the engine sees; formats embed it first. */
 struct pp_backend {
     const pp_backend_ops *ops;
+    char path[PATH_MAX];      /* the file it writes, for messages */
 };
 
 #endif

@@ -82,7 +82,6 @@ typedef struct jitdump {
     uint8_t *buf;             /* one entry, assembled */
     size_t cap;
     char dir[PATH_MAX];
-    char path[PATH_MAX];
 } jitdump;
 
 static uint64_t align8(uint64_t n)
@@ -233,7 +232,7 @@ static int jit_write(pp_backend *b, const pp_symbol *sym)
     put_unwinding(j, &o, ts);
     put_debug(j, &o, sym, file, flen, ts);
     put_load(j, &o, sym, nlen, ts);
-    rc = pp__write_all(j->fd, o.p, o.n);
+    rc = pp__append_whole(j->fd, o.p, o.n);
     if (rc < 0)
         return j->err = rc;
     j->written += o.n;
@@ -252,10 +251,15 @@ static int start_file(jitdump *j)
     void *m;
     int fd, rc;
 
-    if (snprintf(j->path, sizeof(j->path), "%s/jit-%d.dump", j->dir,
-                 (int)getpid()) >= (int)sizeof(j->path))
+    if (snprintf(j->base.path, sizeof(j->base.path), "%s/jit-%d.dump", j->dir,
+                 (int)getpid()) >= (int)sizeof(j->base.path))
         return -ENAMETOOLONG;
-    fd = pp__open_private(j->path, O_RDWR | O_TRUNC);
+    /* Truncating a dump another writer of this process still has open
+     * (CPython's -X perf_jit) would corrupt both: its buffered records
+     * land over ours when it flushes. */
+    if (pp__open_in_this_process(j->base.path))
+        return -EBUSY;
+    fd = pp__open_private(j->base.path, O_RDWR | O_TRUNC);
     if (fd < 0)
         return fd;
     memset(&h, 0, sizeof(h));

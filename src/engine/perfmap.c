@@ -34,7 +34,6 @@ typedef struct textfile {
     int err;              /* sticky: the first failure, then no more writes */
     uint64_t written;     /* bytes this process wrote (copied to fork children) */
     char dir[PATH_MAX];
-    char path[PATH_MAX];
 } textfile;
 
 typedef int (*format_fn)(char *buf, size_t cap, const pp_symbol *sym);
@@ -84,7 +83,7 @@ static int lines_line(char *buf, size_t cap, const pp_symbol *sym)
 
 static void set_path(textfile *t, const char *fmt, pid_t pid)
 {
-    snprintf(t->path, sizeof(t->path), fmt, t->dir, (int)pid);
+    snprintf(t->base.path, sizeof(t->base.path), fmt, t->dir, (int)pid);
 }
 
 static int text_open(pp_backend **out, const pp_backend_ops *ops,
@@ -98,7 +97,11 @@ static int text_open(pp_backend **out, const pp_backend_ops *ops,
     t->base.ops = ops;
     snprintf(t->dir, sizeof(t->dir), "%s", dir);
     set_path(t, fmt, getpid());
-    fd = pp__open_private(t->path, O_APPEND);
+    /* A file left by a dead process whose pid this one reuses would name
+     * our addresses with its functions: start afresh, unless another writer
+     * of this process (CPython's -X perf) has the file open. */
+    fd = pp__open_private(t->base.path, O_APPEND |
+                          (pp__open_in_this_process(t->base.path) ? 0 : O_TRUNC));
     if (fd < 0) {
         free(t);
         return fd;
@@ -126,7 +129,7 @@ static int text_write(pp_backend *b, const pp_symbol *sym, format_fn format)
             return t->err = -ENOMEM;
         format(buf, (size_t)len + 1, sym);
     }
-    rc = pp__write_all(t->fd, buf, (size_t)len);
+    rc = pp__append_whole(t->fd, buf, (size_t)len);
     if (buf != small)
         free(buf);
     if (rc < 0)
@@ -145,11 +148,11 @@ static int text_fork_child(pp_backend *b, const char *fmt)
 
     if (t->err)
         return t->err;
-    memcpy(parent_path, t->path, sizeof(parent_path));
+    memcpy(parent_path, t->base.path, sizeof(parent_path));
     close(t->fd);
     t->fd = -1;
     set_path(t, fmt, getpid());
-    fd = pp__open_private(t->path, O_TRUNC | O_APPEND);
+    fd = pp__open_private(t->base.path, O_TRUNC | O_APPEND);
     if (fd < 0)
         return t->err = fd;
     t->fd = fd;

@@ -40,7 +40,10 @@ typedef struct pp_activation_error {
 
 int pp__activate(const pp_backend_ops *ops, pp_activation_error *e);
 void pp__deactivate(void);
-int pp__is_active(void);
+int pp__is_active(void);                 /* in the calling interpreter */
+/* Whether the calling thread runs in the main interpreter, the one perfpy
+ * serves (subinterpreters are refused). */
+int pp__serves_this_interpreter(void);
 const char *pp__backend_in_use(void);   /* NULL before the first activation */
 void pp__after_fork_child(void);
 /* How many trampolines exist, and the extra index (for tests). */

@@ -24,10 +24,18 @@
  * - everything runs under the GIL; the engine locks for itself as well;
  * - the native stack is guarded: with any hook installed every Python call
  *   is a C call (3.11+ stop inlining them), so a recursion the plain
- *   interpreter survives could overflow the C stack. Past PP_DEEP Python
+ *   interpreter survives could overflow the C stack. Past S.deep Python
  *   frames the hook checks the stack pointer against the thread's stack
  *   (cached per thread) and, when less than a margin is left, raises
- *   RecursionError in the frame instead of crashing.
+ *   RecursionError in the frame instead of crashing. S.deep starts at
+ *   PP_DEEP and is lowered when a thread with a small stack (threading.
+ *   stack_size, C libraries' threads) first enters Python: its stack is
+ *   measured at its first frame (Python depth 0), so it is checked long
+ *   before PP_DEEP frames would have overflowed it;
+ * - only the main interpreter is served: a subinterpreter shares the
+ *   process but not the interpreter state the hook lives in (isolated ones
+ *   cannot even import this single-phase module); there activation is
+ *   refused with a message and deactivation does nothing.
  */
 #include "binding.h"
 
@@ -37,10 +45,17 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Python depth from which the native stack is checked on every call. */
+/* Python depth from which the native stack is checked on every call, in
+ * threads with large stacks (S.deep is lowered for small ones). */
 #define PP_DEEP 256
-/* Stack kept free for the frame that raises and the handlers that run. */
+/* Stack kept free for the frame that raises and the handlers that run:
+ * this, or a quarter of a small stack. */
 #define PP_STACK_MARGIN (256u * 1024u)
+/* Native stack one Python call may take with the hook, at most: about
+ * 0.6 KB for plain recursion, more when C functions sit between the Python
+ * frames (sorted(key=...), __getattr__, generators). Used to decide from
+ * which depth a small stack is checked. */
+#define PP_FRAME_BOUND 4096u
 
 static struct {
     pp_engine *engine;
@@ -51,17 +66,23 @@ static struct {
     int active;
     int failed;                   /* a failure turned perfpy off for good */
     int fast_extra;               /* co_extra read directly (checked layout) */
-} S = { .extra = -1 };
+    int deep;                     /* depth from which the stack is checked */
+} S = { .extra = -1, .deep = PP_DEEP };
 
 static PyObject *pp_eval(PP_EVAL_PARAMS);
 
-/* Turns perfpy off after a failure inside the hook; says so once. */
+/* Turns perfpy off after a failure inside the hook; says once what it
+ * could not do: "cannot <what> <the engine's file that failed>". */
 static void fail_once(const char *what, int err)
 {
+    const char *file = S.engine ? pp_engine_failed_file(S.engine) : NULL;
+
     if (!S.failed)
-        fprintf(stderr, "perfpy: %s: %s; Python functions are no longer "
-                "named for perf from here on (the program continues)\n",
-                what, strerror(err > 0 ? err : -err));
+        fprintf(stderr, "perfpy: cannot %s%s%s: %s; Python functions are no "
+                "longer named for perf from here on (the program continues)\n",
+                file ? "write " : what, file ? file : "",
+                file && strstr(what, "child") ? " (this child process's own file)" : "",
+                strerror(err > 0 ? err : -err));
     S.failed = 1;
     pp__deactivate();
 }
@@ -113,7 +134,7 @@ static pp_trampoline_fn create(PyObject *code, void *extra)
     rc = pp_engine_register(S.engine, &sym, &fn);
     if (rc < 0) {
         fn = NULL;
-        fail_once("cannot register a trampoline", rc);
+        fail_once("register a trampoline", rc);
         goto out;
     }
     /* Replacing the slot's value frees a pending name (CPython calls our
@@ -146,26 +167,35 @@ slow_path(PyObject *code, void *extra)
  * deeper; 0 until measured, 1 when the stack's bounds are unknown. */
 static __thread uintptr_t stack_floor;
 
-static __attribute__((noinline)) void measure_stack(void)
+/* Measures this thread's stack at Python depth `depth`, and lowers S.deep
+ * so that, from here, the frames before the first check cannot take more
+ * than the stack above the floor (PP_FRAME_BOUND each). */
+static __attribute__((noinline)) void measure_stack(int depth)
 {
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     pthread_attr_t attr;
     void *lo = NULL;
-    size_t size = 0;
+    size_t size = 0, margin, frames;
 
     stack_floor = 1;
     if (pthread_getattr_np(pthread_self(), &attr) != 0)
         return;
     if (pthread_attr_getstack(&attr, &lo, &size) == 0 && lo && size > 0) {
-        size_t margin = size / 8 < PP_STACK_MARGIN ? size / 8 : PP_STACK_MARGIN;
+        margin = size / 4 < PP_STACK_MARGIN ? size / 4 : PP_STACK_MARGIN;
         stack_floor = (uintptr_t)lo + margin;
+        frames = here > stack_floor ? (here - stack_floor) / PP_FRAME_BOUND : 0;
+        if (depth < 0)
+            depth = 0;
+        if (frames + (size_t)depth < (size_t)S.deep)
+            S.deep = frames + (size_t)depth < 2 ? 2 : (int)(frames + (size_t)depth);
     }
     pthread_attr_destroy(&attr);
 }
 
-static int stack_nearly_full(void)
+static int stack_nearly_full(int depth)
 {
     if (stack_floor == 0)
-        measure_stack();
+        measure_stack(depth);
     return (uintptr_t)__builtin_frame_address(0) < stack_floor;
 }
 
@@ -196,10 +226,11 @@ static __attribute__((noinline)) PyObject *other_call(PP_EVAL_PARAMS)
         return PP_EVAL_CALL(S.prev);                                       \
     } while (0)
 
-/* Deep in Python frames: check the native stack first. */
-static __attribute__((noinline)) PyObject *deep_call(PP_EVAL_PARAMS)
+/* A thread's first frame (depth 0: its stack is measured) or a deep one:
+ * check the native stack first. */
+static __attribute__((noinline)) PyObject *guarded_call(PP_EVAL_PARAMS)
 {
-    if (stack_nearly_full()) {
+    if (stack_nearly_full(PP_PYTHON_DEPTH())) {
         PyErr_Format(PyExc_RecursionError,
                      "maximum recursion depth exceeded: the native stack is "
                      "nearly full at %d Python frames (with perf support on, "
@@ -211,8 +242,9 @@ static __attribute__((noinline)) PyObject *deep_call(PP_EVAL_PARAMS)
 
 static __attribute__((optimize("omit-frame-pointer"))) PyObject *pp_eval(PP_EVAL_PARAMS)
 {
-    if (__builtin_expect(PP_PYTHON_DEPTH() > PP_DEEP, 0))
-        return deep_call(PP_EVAL_ARGS);
+    /* One compare for both: depth 0 wraps around to the largest value. */
+    if (__builtin_expect((unsigned)PP_PYTHON_DEPTH() - 1u >= (unsigned)S.deep, 0))
+        return guarded_call(PP_EVAL_ARGS);
     PP_HOT_PATH;
 }
 
@@ -272,6 +304,12 @@ static int open_engine(const pp_backend_ops *ops, pp_activation_error *e)
     if (cfg.lines_dir)
         snprintf(where + strlen(where), sizeof(where) - strlen(where),
                  " (or %s/perfpy-%d.lines)", cfg.lines_dir, (int)getpid());
+    if (rc == -EBUSY)
+        return error(e, PP_ERR_ENGINE_OPEN, rc,
+                     "cannot create %s: %s: another jitdump writer of this "
+                     "process has it open (CPython's own -X perf_jit?); set "
+                     "PERFPY_JITDUMP_DIR to another directory, or use one of "
+                     "the two", where);
     return error(e, PP_ERR_ENGINE_OPEN, rc,
                  "cannot create %s: %s (check that the directory exists, is "
                  "writable and, for a jitdump, not mounted noexec; and that no "
@@ -311,10 +349,11 @@ int pp__activate(const pp_backend_ops *ops, pp_activation_error *e)
     pp_evaluator cur;
 
     memset(e, 0, sizeof(*e));
-    if (S.interp && S.interp != interp)
+    if (interp != PyInterpreterState_Main())
         return error(e, PP_ERR_OTHER_INTERPRETER, 0,
-                     "perfpy is already active in another interpreter of "
-                     "this process; it serves one interpreter%s%s", NULL);
+                     "only the main interpreter is served: this is a "
+                     "subinterpreter, whose Python functions run normally but "
+                     "are not named for perf%s%s", NULL);
     if (S.ops && S.ops != ops)
         return error(e, PP_ERR_BACKEND_IN_USE, 0,
                      "this process already uses the '%s' backend; perf inject "
@@ -353,8 +392,15 @@ int pp__activate(const pp_backend_ops *ops, pp_activation_error *e)
     return 0;
 }
 
+int pp__serves_this_interpreter(void)
+{
+    return PyThreadState_Get()->interp == PyInterpreterState_Main();
+}
+
 void pp__deactivate(void)
 {
+    if (!pp__serves_this_interpreter())
+        return;   /* a subinterpreter: perfpy never ran there */
     S.active = 0;
     if (S.interp && pp_get_evaluator(S.interp) == pp_eval)
         pp_set_evaluator(S.interp, S.prev ? S.prev : pp_default_evaluator());
@@ -364,7 +410,7 @@ void pp__deactivate(void)
 
 int pp__is_active(void)
 {
-    return S.active;
+    return S.active && pp__serves_this_interpreter();
 }
 
 const char *pp__backend_in_use(void)
@@ -380,7 +426,7 @@ void pp__after_fork_child(void)
         return;
     rc = pp_engine_fork_child(S.engine);
     if (rc < 0 && S.active)
-        fail_once("cannot start this child process's own files", rc);
+        fail_once("start this child process's own files", rc);
 }
 
 size_t pp__trampolines(void)

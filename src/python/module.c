@@ -175,12 +175,37 @@ static const char *perfpy_switch(void)
     return NULL;
 }
 
+/* Whether CPython's own trampoline (3.12+) is on. */
+static int cpython_trampoline_active(void)
+{
+    PyObject *r = PySys_GetObject("is_stack_trampoline_active");   /* borrowed */
+    int on = 0;
+
+    if (r)
+        r = PyObject_CallObject(r, NULL);
+    if (r)
+        on = PyObject_IsTrue(r) == 1;
+    Py_XDECREF(r);
+    PyErr_Clear();
+    return on;
+}
+
 static PyObject *startup(PyObject *self, PyObject *unused)
 {
-    const char *mine = perfpy_switch();
-    const char *theirs = cpython_switch();
-    const char *want = NULL;
+    static const char *started;   /* the backend of the first call */
+    const char *mine, *theirs, *want = NULL;
 
+    /* A subinterpreter started with the switches inherited: perfpy serves
+     * the main interpreter only, and says nothing here (there may be many). */
+    if (!pp__serves_this_interpreter())
+        return PyUnicode_FromString("");
+    /* Both startup hooks (`perfpy run`'s sitecustomize and an installed
+     * perfpy-startup.pth) may call this: act, and speak, once. */
+    if (started)
+        return PyUnicode_FromString(started);
+    started = "";
+    mine = perfpy_switch();
+    theirs = cpython_switch();
     if (mine && *mine)
         want = mine;
     else if (theirs && !pp_cpython_handles(theirs))
@@ -190,17 +215,20 @@ static PyObject *startup(PyObject *self, PyObject *unused)
         PyErr_Fetch(&type, &value, &tb);
         if (value)
             s = PyObject_Str(value);
-        fprintf(stderr, "%s%s; the program runs without perf support\n",
+        fprintf(stderr, "%s%s; %s\n",
                 s && PyUnicode_Check(s) && strncmp(PyUnicode_AsUTF8(s), "perfpy", 6) == 0
                     ? "" : "perfpy: ",
-                s && PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : "activation failed");
+                s && PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : "activation failed",
+                cpython_trampoline_active() ? "CPython's own perf support stays on"
+                                            : "the program runs without perf support");
         Py_XDECREF(s);
         Py_XDECREF(type);
         Py_XDECREF(value);
         Py_XDECREF(tb);
         PyErr_Clear();
     }
-    return PyUnicode_FromString(want ? want : "");
+    started = want ? want : "";
+    return PyUnicode_FromString(started);
 }
 
 static PyMethodDef methods[] = {
@@ -214,7 +242,8 @@ static PyMethodDef methods[] = {
      "Stop making and calling trampolines. Frames already running in one\n"
      "finish normally; files stay open for the next activation."},
     {"is_stack_trampoline_active", is_stack_trampoline_active, METH_NOARGS,
-     "is_stack_trampoline_active()\n--\n\nTrue while perfpy's trampolines are in use."},
+     "is_stack_trampoline_active()\n--\n\nTrue while perfpy's trampolines are in use (always False in a\n"
+     "subinterpreter: perfpy serves the main interpreter)."},
     {"_after_fork_child", after_fork_child, METH_NOARGS,
      "Start this child process's own map or dump (called by os.register_at_fork)."},
     {"_stats", stats, METH_NOARGS,

@@ -15,17 +15,22 @@ def _perfpy_start():
     try:
         import perfpy
     except ImportError as e:
+        if "subinterpreter" in str(e):
+            # An isolated subinterpreter (3.12+) refuses perfpy's
+            # single-phase module: perfpy serves the main interpreter only.
+            # Quietly; `import perfpy` there gives CPython's own error.
+            return here, True
         sys.stderr.write(
             "perfpy: no perfpy module for Python %d.%d in %s (%s); the program "
             "runs without perf support. perfpy supports CPython 3.8 to 3.13: "
             "run `make` for this interpreter, or pass another one.\n"
             % (sys.version_info[0], sys.version_info[1], here, e))
-        return here
+        return here, False
     perfpy._startup()
-    return here
+    return here, False
 
 
-def _chain(here):
+def _chain(here, keep):
     """Runs the next sitecustomize on sys.path, the one this file shadows."""
     sys.path[:] = [p for p in sys.path
                    if os.path.abspath(p or os.curdir) != here]
@@ -37,6 +42,8 @@ def _chain(here):
             raise
     finally:
         sys.modules.setdefault("sitecustomize", me)
+        if keep:
+            sys.path.append(here)
 
 
-_chain(_perfpy_start())
+_chain(*_perfpy_start())

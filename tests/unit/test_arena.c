@@ -113,6 +113,28 @@ TEST(slots_are_executable_never_writable_and_never_reused)
     pp_arena_release(&a);
 }
 
+/* A forked child's next slot lies in a chunk it maps itself: perf names
+ * inherited chunks from the parent's map, where the parent goes on using
+ * the same free slots for its own functions. */
+TEST(after_fork_the_next_slot_is_in_a_new_chunk)
+{
+    pp_arena a;
+    pp_trampoline_fn first, inherited, child;
+    uintptr_t lo, hi;
+
+    ASSERT_OK(pp_arena_init(&a, 16));
+    ASSERT_OK(pp_arena_take(&a, &first));
+    ASSERT_OK(pp_arena_take(&a, &inherited));
+    lo = (uintptr_t)first;
+    hi = lo + a.chunk_size;
+    pp_arena_fork_child(&a);
+    ASSERT_OK(pp_arena_take(&a, &child));
+    ASSERT_TRUE((uintptr_t)child < lo || (uintptr_t)child >= hi);
+    ASSERT_EQ_UINT(a.bytes_mapped, 2 * a.chunk_size);
+    ASSERT_EQ_PTR(child((void *)7, 0, 0, (void *)(uintptr_t)target), (void *)0x5eed);
+    pp_arena_release(&a);
+}
+
 TEST(wide_slots_for_jitdump_keep_trap_bytes_after_the_code)
 {
     pp_arena a;

@@ -1,0 +1,72 @@
+"""Concurrency: perfpy never breaks a program that uses threads, toggles the
+engine, forks from a thread, leaves daemon threads running at exit, runs
+thousands of asyncio tasks, drives generators with send/throw/close, or
+traces and profiles itself. Every scenario of programs/rel_concurrency.py,
+on every interpreter, in both modes; see rel_support for what is checked.
+"""
+import collections
+import unittest
+
+from rel_support import ReliabilityTest, program, record
+
+PROG = program("rel_concurrency.py")
+
+
+class Concurrency(ReliabilityTest):
+
+    def scenario(self, name, check=None, timeout=180):
+        def one(py, mode):
+            r = self.run_program(py, mode, [PROG, name], timeout=timeout)
+            result = r.ok_line(name)
+            self.assertIsNotNone(result, r.why())
+            if check:
+                result = check(r, py, mode) or result
+            record("concurrency/" + name, py, mode, result,
+                   "PYTHONPATH=build/lib PERFPY=%s PERFPY_JITDUMP_DIR=DIR %s %s %s"
+                   % (mode, py.path, "tests/integration/programs/rel_concurrency.py", name))
+        self.for_each(one)
+
+    def test_threads_new_functions(self):
+        def check(r, py, mode):
+            names = self.names(mode, r.pids[0])
+            per_file = collections.Counter(f for q, f in names if f.startswith("/rel/threads/"))
+            want = {"/rel/threads/t%d.py" % k for k in range(8)}
+            self.assertEqual(set(per_file), want)
+            made = {q for q, f in names if f.startswith("/rel/threads/")}
+            n = int(r.ok_line("threads_new_functions").split()[0].split("=")[1])
+            expected = {"t%d_%d" % (k, i) for k in range(8) for i in range(n // 8)}
+            self.assertEqual(expected - made, set(), "functions without a name")
+        self.scenario("threads_new_functions", check)
+
+    def test_toggle_while_running(self):
+        self.scenario("toggle_while_running")
+
+    def test_fork_from_thread(self):
+        def check(r, py, mode):
+            self.assertEqual(len(r.children), 4, r.why())
+            parent = {q for q, f in self.names(mode, r.pids[0])}
+            self.assertFalse(any(q.startswith("child") for q in parent),
+                             "a child's function in the parent's file")
+            for pid in r.children:
+                child = {q for q, f in self.names(mode, pid) if q.startswith("child")}
+                # each child names its own 50 functions, not its siblings'
+                self.assertEqual(len(child), 50, (pid, sorted(child)[:5]))
+                self.assertEqual(len({q.split("_")[0] for q in child}), 1)
+            return "children=4, each names its own 50 functions, the parent none of them"
+        self.scenario("fork_from_thread", check)
+
+    def test_daemon_threads_at_exit(self):
+        self.scenario("daemon_at_exit")
+
+    def test_asyncio_thousands_of_tasks(self):
+        self.scenario("asyncio_tasks")
+
+    def test_generators_throw_and_deep_exceptions(self):
+        self.scenario("generators")
+
+    def test_settrace_and_setprofile_alongside(self):
+        self.scenario("trace_profile")
+
+
+if __name__ == "__main__":
+    unittest.main()
