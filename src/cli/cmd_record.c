@@ -9,13 +9,15 @@
  *     1. probe the interpreter: version, module built for it, frame pointers
  *     2. mode: perf map + frame-pointer call graphs if libpython keeps frame
  *        pointers, jitdump + DWARF call graphs otherwise (--mode to force)
- *     3. perf record -k 1 --no-bpf-event -e cpu-clock -F RATE --call-graph ...
+ *     3. perf record -k 1 --no-bpf-event -B -e cpu-clock -F RATE --call-graph ...
  *          -- perfpy __exec --stderr-fd N -- python app.py
- *        with PYTHONPATH=<module dir> PERFPY=<mode> PERFPY_JITDUMP_DIR=<tmp>
+ *        with PYTHONPATH=<module dir> PERFPY=<mode> PERFPY_JITDUMP_DIR=<jit dir>
  *        PERFPY_LINES_DIR=<tmp>: the program and every Python child start
- *        the engine; dumps and line sidecars land in a private directory
- *     4. report.c: perf inject --jit (throw-away build-id dir), perf script,
- *        fold, write the format; summary on stderr
+ *        the engine; dumps and line sidecars land in private directories
+ *        (the dumps on a memory filesystem when one is at hand: see
+ *        memory_dir)
+ *     4. report.c: perf inject --jit (throw-away build-id dir), perf script
+ *        --no-inline, fold, write the format; summary on stderr
  *     5. remove what perfpy and the engine created (maps, dumps, jitted ELFs,
  *        the temporary directory) unless --keep; exit with the program's
  *        status
@@ -43,12 +45,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_RATE 399
+#define TMPFS_MAGIC_ 0x01021994          /* statfs f_type of tmpfs (linux/magic.h) */
+#define MEMORY_DIR_MIN_FREE (1ull << 30) /* room for ~200,000 functions' files */
 #define DEFAULT_STACK 32768
 #define MAX_STACK 65528
 
@@ -91,13 +98,20 @@ static void help(FILE *out)
             "                        Python frames)\n"
             "      --native          keep C, libc and kernel frames (default)\n"
             "      --no-native       Python frames only (default: off)\n"
+            "      --inline          keep C functions the compiler inlined (shown as\n"
+            "                        'name (inlined)'); slower: perf then runs addr2line\n"
+            "                        for every library and Python function sampled\n"
+            "                        (default: off)\n"
             "      --keep            keep the recording and intermediate files (the\n"
             "                        directory is printed; default: all removed)\n"
             "  -h, --help            this help\n"
             "\n"
             "environment:\n"
             "  PERF                  the perf executable (default: perf on PATH)\n"
-            "  TMPDIR                where the recording directory goes (default: /tmp)\n"
+            "  TMPDIR                where the recording directory goes (default: /tmp;\n"
+            "                        then, in jit mode, if /tmp is on disk and /dev/shm is\n"
+            "                        a memory filesystem with 1 GiB free, the dumps and\n"
+            "                        the files perf inject makes from them go to /dev/shm)\n"
             "\n"
             "exit status:\n"
             "  the program's own (0 when --duration or Ctrl-C stopped it); 1 if perfpy\n"
@@ -119,6 +133,7 @@ typedef struct record_opts {
     long stack_size;
     int no_native;
     int keep;
+    int inline_frames;           /* --inline */
     char **argv;                 /* the program, NULL with -p */
 } record_opts;
 
@@ -296,7 +311,7 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 
 static int parse_options(int argc, char **argv, record_opts *o)
 {
-    enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP };
+    enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLINE };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'},
         {"format", required_argument, NULL, 'f'},
@@ -308,6 +323,7 @@ static int parse_options(int argc, char **argv, record_opts *o)
         {"native", no_argument, NULL, OPT_NATIVE},
         {"no-native", no_argument, NULL, OPT_NO_NATIVE},
         {"keep", no_argument, NULL, OPT_KEEP},
+        {"inline", no_argument, NULL, OPT_INLINE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -366,6 +382,9 @@ static int parse_options(int argc, char **argv, record_opts *o)
             break;
         case OPT_KEEP:
             o->keep = 1;
+            break;
+        case OPT_INLINE:
+            o->inline_frames = 1;
             break;
         case 'h':
             help(stdout);
@@ -682,6 +701,66 @@ static void remove_maps(const char *dir)
     closedir(d);
 }
 
+/* ---- where the dumps go ----------------------------------------------------------- */
+
+static int on_tmpfs(const char *path)
+{
+    struct statfs fs;
+    return statfs(path, &fs) == 0 && (unsigned long)fs.f_type == TMPFS_MAGIC_;
+}
+
+/* Whether a file in dir can be mapped PROT_EXEC (not mounted noexec): the
+ * engine maps its dump that way so that perf records where it is. */
+static int exec_mappable(const char *dir)
+{
+    char path[PATH_MAX];
+    void *m;
+    int fd, ok = 0;
+
+    if ((size_t)snprintf(path, sizeof(path), "%s/probe", dir) >= sizeof(path))
+        return 0;
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return 0;
+    if (write(fd, "perfpy", 6) == 6) {
+        m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            munmap(m, 4096);
+            ok = 1;
+        }
+    }
+    close(fd);
+    unlink(path);
+    return ok;
+}
+
+/* In jit mode `perf inject --jit` writes one small ELF file per Python
+ * function next to the dump, and creating thousands of files is most of the
+ * post-processing on a disk filesystem (5,400 functions: about 8 s on the
+ * ext4 of the machine in docs/PERFORMANCE.md, under 1 s on tmpfs). So when
+ * the recording directory is the default one (TMPDIR unset: a user who sets
+ * it chose where perfpy's files go) and not on tmpfs, the dumps go to a
+ * private directory in /dev/shm if that is a tmpfs with 1 GiB free
+ * (~200,000 functions) whose files map PROT_EXEC. 0 with its path in buf,
+ * or -1: keep the dumps in the recording directory. */
+static int memory_dir(const char *recording_dir, char *buf, size_t cap)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    struct statvfs vfs;
+
+    if ((tmpdir && *tmpdir) || on_tmpfs(recording_dir) || !on_tmpfs("/dev/shm") ||
+        statvfs("/dev/shm", &vfs) != 0 ||
+        (unsigned long long)vfs.f_bavail * vfs.f_frsize < MEMORY_DIR_MIN_FREE)
+        return -1;
+    if ((size_t)snprintf(buf, cap, "/dev/shm/perfpy-jit-XXXXXX") >= cap || !mkdtemp(buf))
+        return -1;
+    if (!exec_mappable(buf)) {
+        rmdir(buf);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- the command ---------------------------------------------------------------- */
 
 static int program_status(const run_state *st)
@@ -718,6 +797,11 @@ static int perf_argv(const char *perf, const record_opts *o, const char *mode, i
     out[n++] = "record";
     out[n++] = "-q";
     out[n++] = "--no-bpf-event";
+    /* -B: no build-id pass over the whole recording when perf stops and no
+     * copy of every DSO into ~/.debug; the report reads the same files a
+     * moment later. Format perf keeps its build ids (the file is for later)
+     * but, with -N, still copies nothing into ~/.debug. */
+    out[n++] = strcmp(o->format->name, "perf") == 0 ? "-N" : "-B";
     out[n++] = "-k";
     out[n++] = "1";
     out[n++] = "-e";
@@ -774,7 +858,7 @@ int pp_cmd_record(int argc, char **argv)
     pp_report_opts ro = PP_REPORT_OPTS_INIT;
     pp_report_result rr;
     struct sigaction sa, old_int, old_term;
-    int rc, status, saved_stderr, exit_code, fp;
+    int rc, status, saved_stderr, exit_code, fp, jit_apart = 0;
 
     rc = parse_options(argc, argv, &o);
     if (rc != 0)
@@ -826,6 +910,9 @@ int pp_cmd_record(int argc, char **argv)
             rc = pp_fail("cannot make %s for the jitted code: %s", jitdir, strerror(errno));
             goto fail_early;
         }
+    } else if (o.argv && strcmp(mode, "jit") == 0 &&
+               memory_dir(dir, jitdir, sizeof(jitdir)) == 0) {
+        jit_apart = 1;
     }
 
     if (o.argv) {
@@ -902,14 +989,16 @@ int pp_cmd_record(int argc, char **argv)
     ro.keep = o.keep;
     ro.lines_dir = dir;
     ro.perf = perf;
+    ro.inline_frames = o.inline_frames;
     rc = pp_report(&ro, &rr);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (rc < 0) {
-        fprintf(stderr, "perfpy: the recording is kept: %s\n"
+        fprintf(stderr, "perfpy: the recording is kept: %s%s%s%s\n"
                 "perfpy: write the profile once the problem is fixed with:\n"
                 "  perfpy report -f %s -o %s %s\n",
-                dir, o.format->name, output, data);
+                dir, jit_apart ? " (its jit dumps: " : "", jit_apart ? jitdir : "",
+                jit_apart ? ")" : "", o.format->name, output, data);
         pp_report_result_free(&rr);
         return PP_EXIT_FAIL;
     }
@@ -917,10 +1006,14 @@ int pp_cmd_record(int argc, char **argv)
     pp_report_result_free(&rr);
     if (strcmp(mode, "perf") == 0 && !o.pid)
         remove_maps(dir);
-    if (o.keep)
-        fprintf(stderr, "perfpy: recording and intermediate files kept in %s\n", dir);
-    else
+    if (o.keep) {
+        fprintf(stderr, "perfpy: recording and intermediate files kept in %s%s%s\n", dir,
+                jit_apart ? " and " : "", jit_apart ? jitdir : "");
+    } else {
         nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        if (jit_apart)
+            nftw(jitdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
     exit_code = st.stopped ? PP_EXIT_OK : status;
     return exit_code;
 
@@ -928,6 +1021,8 @@ fail_early:
     if (o.argv && strcmp(mode, "perf") == 0)
         remove_maps(dir);
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (jit_apart)
+        nftw(jitdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     if (strcmp(o.format->name, "perf") == 0)
         rmdir(jitdir);
     return rc;

@@ -39,6 +39,10 @@ static void help(FILE *out)
             "      --native         keep C, libc and kernel frames (default)\n"
             "      --no-native      Python frames only: drop C, libc and kernel frames\n"
             "                       (default: off)\n"
+            "      --inline         keep C functions the compiler inlined (shown as\n"
+            "                       'name (inlined)'); slower: perf then runs addr2line\n"
+            "                       for every library and Python function sampled\n"
+            "                       (default: off)\n"
             "      --keep           keep intermediate files (injected perf.data, the\n"
             "                       jitted-*.so files perf inject writes next to the dump;\n"
             "                       default: removed)\n"
@@ -90,6 +94,7 @@ int pp_cmd_report(int argc, char **argv)
         {"top", required_argument, NULL, 't'},
         {"quiet", no_argument, NULL, 'q'},
         {"from-script", no_argument, NULL, 'S'},
+        {"inline", no_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -138,6 +143,9 @@ int pp_cmd_report(int argc, char **argv)
             break;
         case 'S':
             o.from_script = 1;
+            break;
+        case 'I':
+            o.inline_frames = 1;
             break;
         case 'h':
             help(stdout);

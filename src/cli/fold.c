@@ -191,6 +191,8 @@ struct pp_folder {
     pp_htab pyline_index;        /* (pid, ip, raw) -> frame id */
     struct pyline { int pid; uint32_t raw; uint64_t ip; uint32_t frame; } *pylines;
     size_t npylines, pylines_cap;
+    uint32_t *raw_of_key;        /* frame line key (perf_script.h) -> raw + 1 */
+    size_t keys_cap;
     /* per-sample scratch, reused */
     uint32_t *keep, *ids, *rawof;
     const char **effdso;
@@ -666,6 +668,29 @@ static int same_frame(const pp_script_frame *a, const pp_script_frame *b)
            memcmp(a->dso, b->dso, a->dso_len) == 0;
 }
 
+/* The raw entry of a frame line seen before (by its parser key), or -1.
+ * Inlined frames take their DSO from the next frame, so they are looked up
+ * each time. */
+static int64_t cached_raw(const pp_folder *f, const pp_script_frame *x)
+{
+    if (x->key && !x->inlined && x->key < f->keys_cap && f->raw_of_key[x->key])
+        return (int64_t)f->raw_of_key[x->key] - 1;
+    return -1;
+}
+
+static void remember_raw(pp_folder *f, uint32_t key, uint32_t ri)
+{
+    size_t old = f->keys_cap;
+
+    if (key >= f->keys_cap) {
+        if (pp__grow((void **)&f->raw_of_key, &f->keys_cap, (size_t)key + 1,
+                     sizeof(*f->raw_of_key)) < 0)
+            return;                  /* not remembered: found by name next time */
+        memset(f->raw_of_key + old, 0, (f->keys_cap - old) * sizeof(*f->raw_of_key));
+    }
+    f->raw_of_key[key] = ri + 1;
+}
+
 int pp_fold_sample(void *folder, const pp_script_sample *s)
 {
     pp_folder *f = folder;
@@ -695,10 +720,14 @@ int pp_fold_sample(void *folder, const pp_script_sample *s)
     }
     for (size_t k = 0; k < n; k++) {
         const pp_script_frame *x = &fr[f->keep[k]];
-        int64_t ri = raw_of(f, x->sym, cut_offset(x->sym, x->sym_len), f->effdso[k],
-                            f->effdso_len[k], x->ip);
+        int64_t ri = cached_raw(f, x);
+        if (ri < 0)
+            ri = raw_of(f, x->sym, cut_offset(x->sym, x->sym_len), f->effdso[k],
+                        f->effdso_len[k], x->ip);
         if (ri < 0)
             return (int)ri;
+        if (x->key && !x->inlined)
+            remember_raw(f, x->key, (uint32_t)ri);
         f->rawof[k] = (uint32_t)ri;
         if (f->raws[ri].bits & C_PY) {
             if (lo < 0)
@@ -770,6 +799,7 @@ void pp_fold_close(pp_folder *f)
     }
     free(f->cars);
     free(f->raws);
+    free(f->raw_of_key);
     free(f->pylines);
     pp__htab_free(&f->raw_index);
     pp__htab_free(&f->pyline_index);

@@ -15,8 +15,8 @@
  * digits); a frame is split on its LAST " (" (Python names hold brackets and
  * colons). Input is hostile: any byte sequence is parsed without reading
  * outside the buffer, bad lines are counted and skipped, never fatal.
- * No allocation per line: frames point into the parser's buffer and are
- * valid only during the callback.
+ * No allocation per line: frames point into the parser's buffer or its
+ * cache of frame lines, and are valid only during the callback.
  */
 #ifndef PERFPY_PERF_SCRIPT_H
 #define PERFPY_PERF_SCRIPT_H
@@ -33,6 +33,10 @@ typedef struct pp_script_frame {
     const char *dso;       /* without the parentheses; "" when absent */
     uint32_t sym_len, dso_len;
     int inlined;           /* dso was "inlined" */
+    uint32_t key;          /* nonzero: equal for frame lines of identical text,
+                              so a consumer may cache its own work per key
+                              (keys are small: 1, 2, ... in order of first
+                              sight); 0: not cached */
 } pp_script_frame;
 
 typedef struct pp_script_sample {

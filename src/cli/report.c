@@ -310,15 +310,18 @@ int pp_report_fold_fd(int fd, const pp_fold_opts *fo, pp_profile *p, int progres
 }
 
 int pp_report_script(const char *perf, const char *data, const char *tmp,
-                     const pp_fold_opts *fo, pp_profile *p, int progress)
+                     const pp_fold_opts *fo, pp_profile *p, int progress,
+                     int inline_frames)
 {
     char bid[PATH_MAX], err[PATH_MAX];
     char *argv[] = {(char *)perf, "--buildid-dir", bid, "script", "-F", PP_SCRIPT_FIELDS,
-                    "--max-stack", "4096", "-i", (char *)data, NULL};
+                    "--max-stack", "4096", "-i", (char *)data, "--no-inline", NULL};
     pp_script_stats st;
     int pipefd[2], status, prc;
     pid_t pid;
 
+    if (inline_frames)
+        argv[10] = NULL;           /* no --no-inline */
     snprintf(bid, sizeof(bid), "%s/buildid", tmp);
     snprintf(err, sizeof(err), "%s/script.err", tmp);
     mkdir(bid, 0700);
@@ -639,7 +642,7 @@ int pp_report(const pp_report_opts *o, pp_report_result *r)
     lines_dir_for(o, lines_dir, sizeof(lines_dir));
     fo.lines_dir = lines_dir;
     fo.jit = r->injected ? &r->info : NULL;
-    if (pp_report_script(perf, data, tmp, &fo, &r->profile, progress) < 0)
+    if (pp_report_script(perf, data, tmp, &fo, &r->profile, progress, o->inline_frames) < 0)
         goto out;
     r->profile.lost = r->info.lost;
     if (r->profile.samples == 0) {

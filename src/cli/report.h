@@ -42,9 +42,12 @@ typedef struct pp_report_opts {
     const char *tmpdir;          /* for the temporary directory; NULL: $TMPDIR or /tmp */
     int from_script;             /* input is `perf script` text (-F PP_SCRIPT_FIELDS),
                                     "-" for stdin: no perf is run */
+    int inline_frames;           /* keep frames the compiler inlined ("(inlined)"):
+                                    perf script then runs addr2line once per DSO
+                                    hit, jitted ELFs included (seconds); 0: off */
 } pp_report_opts;
 
-#define PP_REPORT_OPTS_INIT {NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, -1, NULL, 0}
+#define PP_REPORT_OPTS_INIT {NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, -1, NULL, 0, 0}
 
 typedef struct pp_report_result {
     pp_profile profile;          /* the folded profile (totals, stacks) */
@@ -82,10 +85,15 @@ int pp_report_find_perf(const char *want, char *buf, size_t cap);
 int pp_report_inject(const char *perf, const char *in, const char *out,
                      const char *tmp, const pp_perf_data_info *info, char ***made);
 
-/* Runs `perf --buildid-dir <tmp>/buildid script -F ... --max-stack 4096 -i
- * data` and folds its output, streamed, into p. 0 or -1. */
+/* Runs `perf --buildid-dir <tmp>/buildid script -F ... --max-stack 4096
+ * [--no-inline] -i data` and folds its output, streamed, into p. Without
+ * inline_frames perf is given --no-inline: resolving inlined frames makes
+ * perf 6.1 start one addr2line per DSO with samples (every jitted function
+ * is a DSO), which took 1.7-2.5 s of a 2.0 s perf script on a 400-sample
+ * recording (docs/PERFORMANCE.md, levers). 0 or -1. */
 int pp_report_script(const char *perf, const char *data, const char *tmp,
-                     const pp_fold_opts *fo, pp_profile *p, int progress);
+                     const pp_fold_opts *fo, pp_profile *p, int progress,
+                     int inline_frames);
 
 /* Folds `perf script` text read from fd into p (streamed). 0 or -1. */
 int pp_report_fold_fd(int fd, const pp_fold_opts *fo, pp_profile *p, int progress);

@@ -11,6 +11,7 @@ recording directory perfpy makes is checked to be gone afterwards; the
 import glob
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -277,6 +278,61 @@ class Stopping(RecordTest):
         finally:
             target.kill()
             target.wait()
+
+
+class WhereDumpsGo(RecordTest):
+    """jit mode: with TMPDIR unset (the recording directory in /tmp) the dumps,
+    and the ELF files perf inject makes from them, go to a private directory
+    in /dev/shm when that is a memory filesystem; with TMPDIR set they stay
+    in it. Either way nothing is left behind."""
+
+    RUNNER = ("import os, runpy, sys; print('pid', os.getpid(), flush=True);"
+              "sys.argv = [%r, '1000000']; runpy.run_path(%r, run_name='__main__')"
+              % (EXAMPLE, EXAMPLE))
+
+    def kept_dirs(self, stderr):
+        m = re.search(r"recording and intermediate files kept in (\S+)(?: and (\S+))?", stderr)
+        self.assertTrue(m, stderr[-2000:])
+        rep = re.search(r"kept intermediate files in (\S+)", stderr)
+        return m.group(1), m.group(2), rep.group(1) if rep else None
+
+    @needs_perf
+    def test_dumps_in_dev_shm_only_when_tmpdir_is_unset(self):
+        if not os.path.isdir("/dev/shm") or \
+                subprocess.run(["stat", "-f", "-c", "%T", "/dev/shm"], stdout=subprocess.PIPE,
+                               universal_newlines=True).stdout.strip() != "tmpfs":
+            self.skipTest("/dev/shm is not a tmpfs here")
+        py = interpreters()[-1]
+        # TMPDIR unset, --keep: the dump is in /dev/shm/perfpy-jit-*
+        out = self.out("shm.txt")
+        p = self.record(["--mode", "jit", "--keep", "-f", "collapsed", "-o", out],
+                        [py.path, "-c", self.RUNNER], env={"TMPDIR": None})
+        rec, jit, rep = self.kept_dirs(p.stderr)
+        try:
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            self.assertTrue(jit and jit.startswith("/dev/shm/perfpy-jit-"), p.stderr[-2000:])
+            pid = int(re.search(r"^pid (\d+)$", p.stdout, re.M).group(1))
+            self.assertTrue(os.path.exists(os.path.join(jit, "jit-%d.dump" % pid)))
+            self.assertTrue(any(whole_chain(s) for s in collapsed_counts(out)))
+        finally:
+            for d in (rec, jit, rep):
+                if d and re.match(r"^(/tmp/perfpy-(record|report)|/dev/shm/perfpy-jit)-", d):
+                    shutil.rmtree(d, ignore_errors=True)
+        # TMPDIR unset, no --keep: the /dev/shm directory goes too
+        p = self.record(["--mode", "jit", "-f", "collapsed", "-o", out],
+                        [py.path, "-c", self.RUNNER], env={"TMPDIR": None})
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        pid = int(re.search(r"^pid (\d+)$", p.stdout, re.M).group(1))
+        self.assertEqual(glob.glob("/dev/shm/perfpy-jit-*/jit-%d.dump" % pid), [])
+        self.assertEqual(glob.glob("/dev/shm/perfpy-jit-*/jitted-%d-*.so" % pid), [])
+        # TMPDIR set: everything stays in it
+        p = self.record(["--mode", "jit", "--keep", "-f", "collapsed", "-o", out],
+                        [py.path, "-c", self.RUNNER])
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        rec, jit, rep = self.kept_dirs(p.stderr)
+        self.assertIsNone(jit, p.stderr[-2000:])
+        self.assertTrue(rec.startswith(self.rectmp), p.stderr[-2000:])
+        self.assertTrue(any(whole_chain(s) for s in collapsed_counts(out)))
 
 
 class Errors(RecordTest):

@@ -249,3 +249,53 @@ TEST(perf_script_hostile_bytes_never_crash)
         pp_profile_free(&p);
     }
 }
+
+/* The line cache: identical frame lines share a nonzero key, different
+ * lines get different keys, and a cached frame reads exactly as a parsed
+ * one (sym and dso views into the cache, "[unknown]" kept). */
+typedef struct keys {
+    int n;
+    uint32_t key[8];
+    char sym[8][64], dso[8][64];
+    uint64_t ip[8];
+} keys;
+
+static int on_keys(void *ctx, const pp_script_sample *s)
+{
+    keys *k = ctx;
+    for (size_t i = 0; i < s->nframes && k->n < 8; i++, k->n++) {
+        k->key[k->n] = s->frames[i].key;
+        k->ip[k->n] = s->frames[i].ip;
+        copy(k->sym[k->n], sizeof(k->sym[0]), s->frames[i].sym, s->frames[i].sym_len);
+        copy(k->dso[k->n], sizeof(k->dso[0]), s->frames[i].dso, s->frames[i].dso_len);
+    }
+    return 0;
+}
+
+TEST(perf_script_line_cache_keys)
+{
+    const char *text = "p 1/1 1.000001: 1 cpu-clock:\n"
+                       "\t    7f00 py::f:/a b.py (/tmp/perf-1.map)\n"
+                       "\t    7f10 [unknown] ([unknown])\n"
+                       "\n"
+                       "p 1/1 1.000002: 1 cpu-clock:\n"
+                       "\t    7f00 py::f:/a b.py (/tmp/perf-1.map)\n"
+                       "\t    7f10 [unknown] ([unknown])\n"
+                       "\t    7f00 py::g:/a b.py (/tmp/perf-1.map)\n"
+                       "\n";
+    keys k;
+    memset(&k, 0, sizeof(k));
+    ASSERT_OK(pp_script_parse_buffer(text, strlen(text), on_keys, &k, NULL));
+    ASSERT_EQ_INT(k.n, 5);
+    ASSERT_NE_INT(k.key[0], 0);
+    ASSERT_EQ_INT(k.key[2], k.key[0]);
+    ASSERT_EQ_INT(k.key[3], k.key[1]);
+    ASSERT_NE_INT(k.key[4], k.key[0]);
+    ASSERT_NE_INT(k.key[1], k.key[0]);
+    ASSERT_EQ_STR(k.sym[2], "py::f:/a b.py");
+    ASSERT_EQ_STR(k.dso[2], "/tmp/perf-1.map");
+    ASSERT_EQ_STR(k.sym[3], "[unknown]");
+    ASSERT_EQ_STR(k.dso[3], "[unknown]");
+    ASSERT_EQ_STR(k.sym[4], "py::g:/a b.py");
+    ASSERT_EQ_UINT(k.ip[4], 0x7f00);
+}
