@@ -70,14 +70,16 @@ class NewUserTest(TempDirTest):
         private_tmp = os.path.join(self.tmp, "tmp")
         home = os.path.join(self.tmp, "home")
         os.mkdir(private_tmp)
+        os.chmod(private_tmp, 0o1777)   # as /tmp is
         os.mkdir(home)
         pyenv = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
         script = r'''
 set -e
+# clone first: the source tree may itself live in /tmp
+mkdir "$1/newuser" && git clone -q "$2" "$1/newuser/perfpy"
 mount --bind "$1" /tmp
 mount -t tmpfs -o size=2g,mode=1777 none /dev/shm
-mkdir /tmp/newuser && cd /tmp/newuser
-git clone -q "$2" perfpy && cd perfpy
+cd /tmp/newuser/perfpy
 echo "== $3"
 $3
 mkdir /tmp/newuser/mine && printf '%s' "$APP_SOURCE" > /tmp/newuser/mine/app.py
