@@ -32,6 +32,7 @@
  * finish it is printed.
  */
 #include "cli.h"
+#include "perf_data.h"
 #include "report.h"
 
 #include <dirent.h>
@@ -46,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/vfs.h>
@@ -482,8 +484,10 @@ typedef struct run_state {
     int err_fd;                  /* perf's stderr, read end */
     char err[16384];             /* the last bytes perf wrote on stderr */
     size_t err_len;
-    int status;                  /* perf's wait status */
+    int status;                  /* perf's wait status, then the program's */
     int stopped;                 /* perfpy stopped perf (duration, Ctrl-C) */
+    int perf_died;               /* perf ended before the program */
+    pid_t program;               /* its pid, as `perfpy __exec` told; 0 unknown */
     double seconds;
 } run_state;
 
@@ -672,6 +676,63 @@ static void restore_env_for_exec(void)
     free(copy);
 }
 
+/* perf and the program: perfpy is a child subreaper, so when perf ends
+ * first (killed, or crashed) the program becomes perfpy's child instead of
+ * init's. It then goes on to its end, perfpy waits for it and passes its
+ * status on, and what perf wrote is finished (pp_perf_data_finish) and
+ * reported. A program that ended with perf is reaped here too, so its own
+ * status is known (perf's mimics it). */
+static int watch_program(int *r, int *w)
+{
+    int fds[2];
+
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 || pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+        return -1;
+    *w = fcntl(fds[1], F_DUPFD, 10);   /* no CLOEXEC: perf passes it to __exec */
+    close(fds[1]);
+    if (*w < 0) {
+        close(fds[0]);
+        return -1;
+    }
+    *r = fds[0];
+    return 0;
+}
+
+static void wait_program(run_state *st, int pid_fd)
+{
+    char buf[32];
+    ssize_t n = pid_fd >= 0 ? read(pid_fd, buf, sizeof(buf) - 1) : -1;
+    int status;
+    pid_t r;
+
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    st->program = (pid_t)atoi(buf);
+    if (st->program <= 0 || st->stopped)
+        return;
+    r = waitpid(st->program, &status, WNOHANG);
+    if (r == st->program) {
+        st->status = status;
+        return;
+    }
+    if (r != 0)
+        return;                        /* perf reaped it: perf's status mimics it */
+    st->perf_died = 1;
+    if (WIFSIGNALED(st->status))
+        fprintf(stderr, "perfpy: perf was killed while recording (signal %d, %s); ",
+                WTERMSIG(st->status), strsignal(WTERMSIG(st->status)));
+    else
+        fprintf(stderr, "perfpy: perf ended while recording (exit status %d); ",
+                WIFEXITED(st->status) ? WEXITSTATUS(st->status) : -1);
+    fprintf(stderr, "the program (pid %d) goes on and perfpy waits for it; what perf "
+            "recorded until then is kept\n", (int)st->program);
+    while (waitpid(st->program, &status, 0) < 0)
+        if (errno != EINTR)
+            return;
+    st->status = status;
+}
+
 /* ---- cleaning up -------------------------------------------------------------- */
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -789,7 +850,7 @@ static void describe_program_end(const run_state *st, int status)
  * mode still gets DWARF stacks up to the innermost Python function. */
 static int perf_argv(const char *perf, const record_opts *o, const char *mode, int fp,
                      const char *data, const char *self, const char *stderr_fd,
-                     char *rate, char *callgraph, char *pid, char **out)
+                     const char *pid_fd, char *rate, char *callgraph, char *pid, char **out)
 {
     int n = 0;
 
@@ -827,6 +888,10 @@ static int perf_argv(const char *perf, const record_opts *o, const char *mode, i
         out[n++] = "__exec";
         out[n++] = "--stderr-fd";
         out[n++] = (char *)stderr_fd;
+        if (pid_fd) {
+            out[n++] = "--pid-fd";
+            out[n++] = (char *)pid_fd;
+        }
         out[n++] = "--";
         for (int i = 0; o->argv[i]; i++)
             out[n++] = o->argv[i];
@@ -858,7 +923,9 @@ int pp_cmd_record(int argc, char **argv)
     pp_report_opts ro = PP_REPORT_OPTS_INIT;
     pp_report_result rr;
     struct sigaction sa, old_int, old_term;
-    int rc, status, saved_stderr, exit_code, fp, jit_apart = 0;
+    int rc, status, saved_stderr, exit_code, fp, jit_apart = 0, pid_r = -1, pid_w = -1;
+    char pidfdbuf[16];
+    uint64_t finished;
 
     rc = parse_options(argc, argv, &o);
     if (rc != 0)
@@ -931,13 +998,18 @@ int pp_cmd_record(int argc, char **argv)
         goto fail_early;
     }
     snprintf(fdbuf, sizeof(fdbuf), "%d", saved_stderr);
+    if (o.argv && watch_program(&pid_r, &pid_w) == 0)
+        snprintf(pidfdbuf, sizeof(pidfdbuf), "%d", pid_w);
+    else
+        pid_r = pid_w = -1;
     pargv = calloc((size_t)argc + 40, sizeof(char *));
     if (!pargv) {
         rc = pp_fail("out of memory");
         goto fail_early;
     }
     fp = info.known && info.frame_pointers;
-    perf_argv(perf, &o, mode, fp, data, self, fdbuf, rate, callgraph, pidbuf, pargv);
+    perf_argv(perf, &o, mode, fp, data, self, fdbuf, pid_w >= 0 ? pidfdbuf : NULL, rate,
+              callgraph, pidbuf, pargv);
 
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_stop;
@@ -950,6 +1022,8 @@ int pp_cmd_record(int argc, char **argv)
             o.pid ? "; Ctrl-C stops" : "");
     rc = start_perf(pargv, &st);
     close(saved_stderr);
+    if (pid_w >= 0)
+        close(pid_w);
     free(pargv);
     if (rc < 0) {
         sigaction(SIGINT, &old_int, NULL);
@@ -959,6 +1033,12 @@ int pp_cmd_record(int argc, char **argv)
     }
     supervise(&st, o.duration);
     close(st.err_fd);
+    wait_program(&st, pid_r);
+    if (pid_r >= 0)
+        close(pid_r);
+    if (pp_perf_data_finish(data, &finished) == 0 && finished)
+        fprintf(stderr, "perfpy: perf did not finish %s; its %.1f MB of whole records are "
+                "used as they are\n", data, (double)finished / 1e6);
 
     status = program_status(&st);
     {
@@ -973,14 +1053,16 @@ int pp_cmd_record(int argc, char **argv)
             }
         }
     }
-    if (st.err_len && !st.stopped && strstr(st.err, "Workload failed")) {
+    if (st.err_len && !st.stopped && !st.perf_died && strstr(st.err, "Workload failed")) {
         explain_perf_failure(&st);
         rc = PP_EXIT_FAIL;
         goto fail_early;
     }
     describe_program_end(&st, status);
 
-    /* Post-processing: Ctrl-C here abandons it but keeps the recording. */
+    /* Post-processing: Ctrl-C here abandons it but keeps the recording (perf
+     * inject and perf script take the same Ctrl-C and stop early, exit 0:
+     * what they wrote would be a profile of part of the recording). */
     stop_requested = 0;
     ro.input = data;
     ro.format = o.format;
@@ -993,6 +1075,13 @@ int pp_cmd_record(int argc, char **argv)
     rc = pp_report(&ro, &rr);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    if (stop_requested) {
+        if (rc == 0 && strcmp(output, "-") != 0)
+            unlink(output);
+        fprintf(stderr, "perfpy: interrupted while making the profile: %s is not written\n",
+                output);
+        rc = -EINTR;
+    }
     if (rc < 0) {
         fprintf(stderr, "perfpy: the recording is kept: %s%s%s%s\n"
                 "perfpy: write the profile once the problem is fixed with:\n"
@@ -1028,7 +1117,8 @@ fail_early:
     return rc;
 }
 
-/* perfpy __exec --stderr-fd N -- PROGRAM ARGS...: puts the user's stderr
+/* perfpy __exec --stderr-fd N [--pid-fd M] -- PROGRAM ARGS...: tells its pid
+ * (the program's, after the exec) on M, puts the user's stderr
  * back on fd 2 (perf's own stderr is a pipe to perfpy) and the environment
  * perf changed back as it was (see save_env_for_exec), and becomes the
  * program. Internal to record. */
@@ -1040,6 +1130,18 @@ int pp_cmd_exec(int argc, char **argv)
         int fd = atoi(argv[i + 1]);
         if (fd > 2 && dup2(fd, 2) == 2)
             close(fd);
+        i += 2;
+    }
+    if (i + 1 < argc && strcmp(argv[i], "--pid-fd") == 0) {
+        int fd = atoi(argv[i + 1]);
+        char buf[16];
+        int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+        if (fd > 2) {
+            if (write(fd, buf, (size_t)n) != n)
+                fprintf(stderr, "perfpy: cannot tell perfpy record the program's pid: %s\n",
+                        strerror(errno));
+            close(fd);
+        }
         i += 2;
     }
     if (i < argc && strcmp(argv[i], "--") == 0)

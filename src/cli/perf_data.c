@@ -15,8 +15,9 @@
  *
  * The file is hostile input: every offset and size is checked against the
  * file's length, a record shorter than its header ends the walk, strings
- * are bounded by their record. The file is mapped read-only; it is never
- * written.
+ * are bounded by their record. The scan maps it read-only; the fix-ups
+ * (fork-exec marks, finishing a recording whose perf was killed) change
+ * perfpy record's own recordings in place.
  */
 #include "perf_data.h"
 #include "perfpy/jitdump_format.h"
@@ -32,6 +33,8 @@
 
 #define MAGIC2 0x32454c4946524550ull   /* "PERFILE2" little-endian */
 #define HEADER_MIN 72                  /* magic..data section */
+#define FEATURES_AT 72                 /* the header's 256 feature bits */
+#define FEATURES_END 104
 
 enum {
     REC_MMAP = 1,
@@ -588,6 +591,62 @@ int pp_perf_data_fix_exec_forks_buffer(uint8_t *d, size_t len, int write, size_t
     }
     free(kids);
     free(x.v);
+    return rc;
+}
+
+int pp_perf_data_finish_buffer(uint8_t *d, size_t len, uint64_t *bytes)
+{
+    uint64_t off, end;
+
+    *bytes = 0;
+    if (len < FEATURES_END || rd64(d) != MAGIC2 || rd64(d + 8) < FEATURES_END ||
+        rd64(d + 48) != 0)
+        return 0;                       /* finished, or not a file this walks */
+    off = rd64(d + 40);
+    if (off < FEATURES_END || off >= len)
+        return 0;
+    for (end = off; len - end >= 8; end += rd16(d + end + 6))
+        if (rd16(d + end + 6) < 8 || rd16(d + end + 6) > len - end)
+            break;                      /* the record perf was writing */
+    if (end == off)
+        return 0;
+    *bytes = end - off;
+    memcpy(d + 48, bytes, 8);
+    memset(d + FEATURES_AT, 0, FEATURES_END - FEATURES_AT);
+    return 0;
+}
+
+int pp_perf_data_finish(const char *path, uint64_t *bytes)
+{
+    struct stat st;
+    uint64_t cut = 0;
+    void *map;
+    int fd, rc;
+
+    *bytes = 0;
+    fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < FEATURES_END) {
+        close(fd);
+        return 0;
+    }
+    map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        rc = -errno;
+        close(fd);
+        return rc;
+    }
+    rc = pp_perf_data_finish_buffer(map, (size_t)st.st_size, bytes);
+    if (rc == 0 && *bytes) {
+        cut = rd64((const uint8_t *)map + 40) + *bytes;
+        if (msync(map, (size_t)st.st_size, MS_SYNC) != 0)
+            rc = -errno;
+    }
+    munmap(map, (size_t)st.st_size);
+    if (rc == 0 && *bytes && ftruncate(fd, (off_t)cut) != 0)
+        rc = -errno;
+    close(fd);
     return rc;
 }
 

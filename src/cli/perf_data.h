@@ -52,6 +52,16 @@ int pp_jitdump_codes_buffer(const uint8_t *data, size_t len, pp_jit_code **out, 
 int pp_perf_data_fix_exec_forks(const char *path, int write, size_t *count);
 int pp_perf_data_fix_exec_forks_buffer(uint8_t *data, size_t len, int write, size_t *count);
 
+/* A recording whose `perf record` was killed: perf writes the data size
+ * and the feature sections only when it stops, so the header says 0 bytes
+ * of data and perf reads nothing. The records up to the last whole one
+ * become the data section, and the feature bits (their sections were never
+ * written) are cleared; the file is cut after the last whole record.
+ * *bytes gets the data size made (0: the file was finished, or is not one
+ * this walks, and is left alone). 0 or a negative errno. */
+int pp_perf_data_finish(const char *path, uint64_t *bytes);
+int pp_perf_data_finish_buffer(uint8_t *data, size_t len, uint64_t *bytes);
+
 /* 0; -ENOENT/-EACCES/... from open; -EINVAL if it is not a perf.data file. */
 int pp_perf_data_scan(const char *path, pp_perf_data_info *info);
 /* The same on bytes in memory (tests, fuzzing). */

@@ -280,6 +280,50 @@ TEST(fork_exec_fixup_marks_only_children_that_exec_before_sampled)
     ASSERT_EQ_UINT(n, 0);
 }
 
+/* perf record killed: the header says 0 bytes of data and no feature
+ * section was written; perfpy record finishes the file from its records. */
+TEST(perf_data_finish_makes_a_killed_recording_readable)
+{
+    uint8_t buf[2048], copy[2048];
+    size_t len = make_perf_data(buf), full;
+    uint64_t zero = 0, bytes, feat = 0x3ffff;
+    pp_perf_data_info info;
+    char path[PATH_MAX];
+    FILE *f;
+
+    ASSERT_OK(pp_perf_data_finish_buffer(buf, len, &bytes));
+    ASSERT_EQ_UINT(bytes, 0);                         /* finished: left alone */
+    memcpy(buf + 48, &zero, 8);
+    memcpy(buf + 72, &feat, 8);
+    memset(buf + len, 0, 12);
+    buf[len + 6] = 64;                                /* the record perf was writing */
+    full = len + 12;
+    ASSERT_OK(pp_perf_data_scan_buffer(buf, full, &info));
+    ASSERT_EQ_UINT(info.samples, 0);
+    memcpy(copy, buf, full);
+    ASSERT_OK(pp_perf_data_finish_buffer(copy, full, &bytes));
+    ASSERT_EQ_UINT(bytes, len - 104);
+    ASSERT_EQ_UINT(copy[72], 0);                      /* no feature sections */
+    ASSERT_OK(pp_perf_data_scan_buffer(copy, full, &info));
+    ASSERT_EQ_UINT(info.samples, 2);
+    ASSERT_EQ_UINT(info.njitdumps, 2);
+    /* the file: finished and cut after the last whole record */
+    snprintf(path, sizeof(path), "%s/perf.data", test_tmpdir());
+    f = fopen(path, "wb");
+    ASSERT_TRUE(f && fwrite(buf, 1, full, f) == full && fclose(f) == 0);
+    ASSERT_OK(pp_perf_data_finish(path, &bytes));
+    ASSERT_EQ_UINT(bytes, len - 104);
+    ASSERT_OK(pp_perf_data_scan(path, &info));
+    ASSERT_EQ_UINT(info.samples, 2);
+    ASSERT_OK(pp_perf_data_finish(path, &bytes));     /* once finished, left alone */
+    ASSERT_EQ_UINT(bytes, 0);
+    for (size_t cut = 0; cut < full; cut += 5) {      /* hostile: any prefix */
+        memcpy(copy, buf, cut);
+        ASSERT_OK(pp_perf_data_finish_buffer(copy, cut, &bytes));
+        ASSERT_TRUE(bytes == 0 || 104 + bytes <= cut);
+    }
+}
+
 TEST(fork_exec_fixup_survives_truncated_and_foreign_inputs)
 {
     uint8_t buf[2048], copy[2048];
