@@ -6,8 +6,10 @@
 #   make test            the whole test suite (installs missing test tools first)
 #   make install [PREFIX=/usr/local] [DESTDIR=]   CLI, man page, module for every interpreter
 #   make install PYTHON=/path/to/python           module + startup hook into one interpreter/venv
-#   make asan | ubsan    unit tests and one interpreter's integration tests under sanitizers
+#   make asan | ubsan    unit tests, fuzz replays and one interpreter's integration tests
+#                        under sanitizers (build-asan/, build-ubsan/)
 #   make fuzz            libFuzzer runs of every parser (FUZZ_RUNS executions each)
+#   make stress          the reliability suite at full size (100,000 toggles/functions)
 #   make bench           benchmarks -> docs/PERFORMANCE.md
 #   make docs-images     docs/flamegraph.png, docs/report-html.png (perfpy record of the example)
 
@@ -43,7 +45,7 @@ CLI_LIB := $(BUILD)/libperfpy_cli.a
 CLI := $(BUILD)/perfpy
 LIBDIR := $(BUILD)/lib
 
-.PHONY: all clean demo test unit deps install uninstall asan ubsan fuzz bench fuzz-replay docs-images FORCE
+.PHONY: all clean demo test unit deps install uninstall asan ubsan fuzz stress bench fuzz-replay docs-images FORCE
 all: $(CLI) modules
 	@:
 
@@ -134,22 +136,41 @@ docs-images: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/docs-images $(BUILD)
 
-# ---- sanitizers and fuzzing ----------------------------------------------
-asan:
-	$(MAKE) BUILD=build-asan SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
-	    PYTHONS="$(firstword $(shell PYTHONS= scripts/find-pythons 2>/dev/null | awk '{print $$1}' | tail -1))" \
+# ---- sanitizers, fuzzing, long runs ---------------------------------------
+# asan/ubsan: the unit tests, the fuzz-corpus replays and the integration
+# tests of one interpreter (SAN_PYTHON, default: the newest found), all built
+# with the sanitizer in build-asan/ or build-ubsan/; the interpreter runs with
+# the ASan runtime preloaded and CPython's own leaks at exit suppressed
+# (tests/integration/support.py, lsan-cpython.supp).
+SAN_PYTHON ?= $(firstword $(shell PYTHONS= scripts/find-pythons 2>/dev/null | awk '{print $$1}' | tail -1))
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan PYTHONS="$(SAN_PYTHON)" \
+	    SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    all build-asan/unit-tests fuzz-replay
-	tests/run-all build-asan --sanitizer address
+	@tests/run-all build-asan --sanitizer address
 
-ubsan:
-	$(MAKE) BUILD=build-ubsan SAN_FLAGS="-fsanitize=undefined -fno-sanitize-recover=all" \
-	    PYTHONS="$(firstword $(shell PYTHONS= scripts/find-pythons 2>/dev/null | awk '{print $$1}' | tail -1))" \
+ubsan: deps
+	@$(MAKE) --no-print-directory BUILD=build-ubsan PYTHONS="$(SAN_PYTHON)" \
+	    SAN_FLAGS="-fsanitize=undefined -fno-sanitize-recover=all" \
 	    all build-ubsan/unit-tests fuzz-replay
-	tests/run-all build-ubsan --sanitizer undefined
+	@tests/run-all build-ubsan --sanitizer undefined
 
+# fuzz: libFuzzer with ASan+UBSan, FUZZ_RUNS executions of each target in
+# tests/fuzz/ (build-fuzz/; installs clang if missing; FUZZ_JOBS side by side)
 FUZZ_RUNS ?= 10000000
 fuzz:
 	@scripts/fuzz $(FUZZ_RUNS)
+
+# stress: the reliability suite at full size (100,000 toggles and functions,
+# 10x the concurrency scenarios, every thread stack size); the measured
+# results go to BUILD/reliability-stress.jsonl (tests/integration/rel_table.py
+# turns them into docs/RELIABILITY.md's table)
+stress: deps
+	@$(MAKE) --no-print-directory all
+	@rm -f $(BUILD)/reliability-stress.jsonl
+	@PERFPY_STRESS=1 PERFPY_REL_RESULTS=$(abspath $(BUILD))/reliability-stress.jsonl \
+	    /usr/bin/python3 tests/integration/run.py --build $(BUILD) -k reliability
 
 bench: all
 	@bench/run

@@ -16,6 +16,7 @@
  *               frame pointers (which mode auto picks), perfpy's module for it
  */
 #include "cli.h"
+#include "options.h"
 #include "report.h"
 
 #include <errno.h>
@@ -344,37 +345,47 @@ static void check_python(doctor *d, const char *python)
             "Debian package python%d.%d-dev)", major, minor, module, python, major, minor);
 }
 
-int pp_cmd_doctor(int argc, char **argv)
+int pp_doctor_parse(int argc, char **argv, pp_doctor_opts *o, pp_usage *u)
 {
     static const struct option opts[] = {
         {"dir", required_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *dumpdir = getenv("PERFPY_JITDUMP_DIR");
-    const char *python = "python3";
-    char perf[PATH_MAX];
-    doctor d = {0, 0};
-    int c, usable;
+    int c;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    o->dir = NULL;
+    o->python = "python3";
+    pp_getopt_reset();
+    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
         switch (c) {
         case 'd':
-            dumpdir = optarg;
+            o->dir = optarg;
             break;
         case 'h':
-            help(stdout);
-            return pp_close_stdout();
-        case ':':
-            return pp_usage_error("doctor", "option '%s' needs a value", argv[optind - 1]);
+            return PP_PARSED_HELP;
         default:
-            return pp_usage_error("doctor", "unknown option '%s'", argv[optind - 1]);
+            return pp_getopt_error(c, argc, argv, u);
         }
     }
     if (optind < argc)
-        python = argv[optind];
+        o->python = argv[optind];
+    return PP_PARSED_RUN;
+}
+
+int pp_cmd_doctor(int argc, char **argv)
+{
+    pp_doctor_opts o;
+    pp_usage u;
+    const char *dumpdir, *python;
+    char perf[PATH_MAX];
+    doctor d = {0, 0};
+    int usable, rc;
+
+    if ((rc = pp_parsed("doctor", pp_doctor_parse(argc, argv, &o, &u), &u, help)) >= 0)
+        return rc;
+    dumpdir = o.dir ? o.dir : getenv("PERFPY_JITDUMP_DIR");
+    python = o.python;
     if (!dumpdir || !*dumpdir)
         dumpdir = "/tmp";
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -16,6 +16,7 @@
  * only counts and prints.
  */
 #include "cli.h"
+#include "options.h"
 #include "perfpy/jitdump_read.h"
 
 #include <errno.h>
@@ -248,43 +249,53 @@ static void report(const char *path, const pp_jd_reader *r,
              "no source lines for them");
 }
 
-int pp_cmd_jitdump(int argc, char **argv)
+int pp_jitdump_parse(int argc, char **argv, pp_jitdump_opts *o, pp_usage *u)
 {
     static const struct option opts[] = {
         {"list", no_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    int c;
+
+    o->list = 0;
+    o->path = NULL;
+    pp_getopt_reset();
+    while ((c = getopt_long(argc, argv, ":lh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l':
+            o->list = 1;
+            break;
+        case 'h':
+            return PP_PARSED_HELP;
+        default:
+            return pp_getopt_error(c, argc, argv, u);
+        }
+    }
+    if (optind >= argc)
+        return pp_usage_set(u, "no file given (perfpy jitdump /tmp/jit-<pid>.dump)");
+    if (optind + 1 < argc)
+        return pp_usage_set(u, "one file at a time ('%s' is extra)", argv[optind + 1]);
+    o->path = argv[optind];
+    return PP_PARSED_RUN;
+}
+
+int pp_cmd_jitdump(int argc, char **argv)
+{
+    pp_jitdump_opts o;
+    pp_usage u;
     struct summary s;
     pp_jd_reader r;
     pp_jd_record rec;
     uint8_t *data = NULL;
     size_t size = 0;
     const char *path;
-    int c, rc, list = 0, status;
+    int rc, list, status;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "lh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'l':
-            list = 1;
-            break;
-        case 'h':
-            help(stdout);
-            return pp_close_stdout();
-        default:
-            return pp_usage_error("jitdump", "unknown option '%s'",
-                                  argv[optind - 1]);
-        }
-    }
-    if (optind >= argc)
-        return pp_usage_error("jitdump", "no file given (perfpy jitdump "
-                              "/tmp/jit-<pid>.dump)");
-    if (optind + 1 < argc)
-        return pp_usage_error("jitdump", "one file at a time ('%s' is extra)",
-                              argv[optind + 1]);
-    path = argv[optind];
+    if ((rc = pp_parsed("jitdump", pp_jitdump_parse(argc, argv, &o, &u), &u, help)) >= 0)
+        return rc;
+    path = o.path;
+    list = o.list;
     rc = slurp(path, &data, &size);
     if (rc < 0)
         return pp_fail("cannot read %s: %s", path, rc == -EINVAL ?

@@ -32,6 +32,7 @@
  * finish it is printed.
  */
 #include "cli.h"
+#include "options.h"
 #include "perf_data.h"
 #include "report.h"
 
@@ -125,20 +126,6 @@ static void help(FILE *out)
             DEFAULT_RATE, MAX_STACK, DEFAULT_STACK);
 }
 
-typedef struct record_opts {
-    const char *output;
-    const pp_format *format;
-    long rate;
-    double duration;             /* seconds, 0 = none */
-    long pid;                    /* -p, 0 = none */
-    const char *mode;            /* "auto", "perf", "jit" */
-    long stack_size;
-    int no_native;
-    int keep;
-    int inline_frames;           /* --inline */
-    char **argv;                 /* the program, NULL with -p */
-} record_opts;
-
 /* ---- the target interpreter ------------------------------------------------ */
 
 typedef struct interp_info {
@@ -198,10 +185,14 @@ static void shebang_interpreter(const char *path, char *buf, size_t cap)
             word = strtok(NULL, " \t");
         if (!word || which(word, buf, cap) != 0)
             buf[0] = '\0';
-        return;
-    }
-    if (word)
+    } else if (word) {
         snprintf(buf, cap, "%s", word);
+    }
+    /* Only a Python is asked the probe's questions: `sh -S -c <code>` and
+     * the like would run the probe as a shell command. */
+    p = strrchr(buf, '/');
+    if (!strstr(p ? p + 1 : buf, "python"))
+        buf[0] = '\0';
 }
 
 static const char probe_code[] =
@@ -298,20 +289,7 @@ static int check_program(char **argv, const char *libdir, interp_info *info)
 
 /* ---- options ---------------------------------------------------------------- */
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    long v;
-
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_options(int argc, char **argv, record_opts *o)
+int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
 {
     enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLINE };
     static const struct option opts[] = {
@@ -336,9 +314,8 @@ static int parse_options(int argc, char **argv, record_opts *o)
     o->rate = DEFAULT_RATE;
     o->mode = "auto";
     o->stack_size = DEFAULT_STACK;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+o:f:r:d:p:h", opts, NULL)) != -1) {
+    pp_getopt_reset();
+    while ((c = getopt_long(argc, argv, "+:o:f:r:d:p:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             o->output = optarg;
@@ -346,34 +323,34 @@ static int parse_options(int argc, char **argv, record_opts *o)
         case 'f':
             o->format = pp_format_find(optarg);
             if (!o->format)
-                return pp_usage_error("record", "unknown format '%s' (one of: %s)", optarg,
+                return pp_usage_set(u, "unknown format '%s' (one of: %s)", optarg,
                                       pp_format_names());
             break;
         case 'r':
-            if (parse_long(optarg, 1, 100000, &o->rate) < 0)
-                return pp_usage_error("record", "--rate takes a whole number of samples "
+            if (pp_parse_long(optarg, 1, 100000, &o->rate) < 0)
+                return pp_usage_set(u, "--rate takes a whole number of samples "
                                       "per second from 1 to 100000, not '%s'", optarg);
             break;
         case 'd':
             errno = 0;
             o->duration = strtod(optarg, &end);
             if (errno || end == optarg || *end || !(o->duration > 0) || o->duration > 1e7)
-                return pp_usage_error("record", "--duration takes a positive number of "
+                return pp_usage_set(u, "--duration takes a positive number of "
                                       "seconds, not '%s'", optarg);
             break;
         case 'p':
-            if (parse_long(optarg, 1, 1L << 30, &o->pid) < 0)
-                return pp_usage_error("record", "--pid takes a process id, not '%s'", optarg);
+            if (pp_parse_long(optarg, 1, 1L << 30, &o->pid) < 0)
+                return pp_usage_set(u, "--pid takes a process id, not '%s'", optarg);
             break;
         case OPT_MODE:
             if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "jit"))
-                return pp_usage_error("record", "--mode must be auto, perf or jit, not '%s'",
+                return pp_usage_set(u, "--mode must be auto, perf or jit, not '%s'",
                                       optarg);
             o->mode = optarg;
             break;
         case OPT_STACK:
-            if (parse_long(optarg, 8, MAX_STACK, &o->stack_size) < 0 || o->stack_size % 8)
-                return pp_usage_error("record", "--stack-size takes a multiple of 8 from 8 "
+            if (pp_parse_long(optarg, 8, MAX_STACK, &o->stack_size) < 0 || o->stack_size % 8)
+                return pp_usage_set(u, "--stack-size takes a multiple of 8 from 8 "
                                       "to %d bytes, not '%s'", MAX_STACK, optarg);
             break;
         case OPT_NATIVE:
@@ -389,30 +366,27 @@ static int parse_options(int argc, char **argv, record_opts *o)
             o->inline_frames = 1;
             break;
         case 'h':
-            help(stdout);
-            return pp_close_stdout() == 0 ? -1 : PP_EXIT_FAIL;
-        case ':':
-            return pp_usage_error("record", "option '%s' needs a value", argv[optind - 1]);
+            return PP_PARSED_HELP;
         default:
-            return pp_usage_error("record", "unknown option '%s'", argv[optind - 1]);
+            return pp_getopt_error(c, argc, argv, u);
         }
     }
     if (optind < argc)
         o->argv = argv + optind;
     if (!o->argv && !o->pid)
-        return pp_usage_error("record", "no program given (perfpy record -- python app.py, "
+        return pp_usage_set(u, "no program given (perfpy record -- python app.py, "
                               "or -p PID)");
     if (o->argv && o->pid)
-        return pp_usage_error("record", "give a program or --pid, not both");
+        return pp_usage_set(u, "give a program or --pid, not both");
     if (!o->format)
         o->format = pp_format_find("flamegraph");
-    return 0;
+    return PP_PARSED_RUN;
 }
 
 /* ---- names ------------------------------------------------------------------- */
 
 /* "app" for `python app.py`, "pkg" for `python -m pkg`, else the command. */
-static void program_stem(const record_opts *o, char *buf, size_t cap)
+static void program_stem(const pp_record_opts *o, char *buf, size_t cap)
 {
     const char *name = NULL, *slash, *dot;
     char comm[64] = "";
@@ -455,7 +429,7 @@ static void program_stem(const record_opts *o, char *buf, size_t cap)
         snprintf(buf, cap, "%s", name);
 }
 
-static void default_output(const record_opts *o, char *buf, size_t cap)
+static void default_output(const pp_record_opts *o, char *buf, size_t cap)
 {
     char stem[128], stamp[32];
     time_t t = time(NULL);
@@ -848,7 +822,7 @@ static void describe_program_end(const run_state *st, int status)
 /* argv for perf record; returns the number of entries. Frame-pointer call
  * graphs only when the interpreter keeps frame pointers: otherwise perf map
  * mode still gets DWARF stacks up to the innermost Python function. */
-static int perf_argv(const char *perf, const record_opts *o, const char *mode, int fp,
+static int perf_argv(const char *perf, const pp_record_opts *o, const char *mode, int fp,
                      const char *data, const char *self, const char *stderr_fd,
                      const char *pid_fd, char *rate, char *callgraph, char *pid, char **out)
 {
@@ -912,7 +886,8 @@ static int self_exe(char *buf, size_t cap)
 
 int pp_cmd_record(int argc, char **argv)
 {
-    record_opts o;
+    pp_record_opts o;
+    pp_usage u;
     interp_info info;
     char libdir[PATH_MAX], perf[PATH_MAX], dir[PATH_MAX], data[PATH_MAX + 16];
     char output[PATH_MAX], jitdir[PATH_MAX + 8], self[PATH_MAX], fdbuf[16];
@@ -927,9 +902,8 @@ int pp_cmd_record(int argc, char **argv)
     char pidfdbuf[16];
     uint64_t finished;
 
-    rc = parse_options(argc, argv, &o);
-    if (rc != 0)
-        return rc < 0 ? PP_EXIT_OK : rc;
+    if ((rc = pp_parsed("record", pp_record_parse(argc, argv, &o, &u), &u, help)) >= 0)
+        return rc;
     if (pp_report_find_perf(NULL, perf, sizeof(perf)) < 0)
         return PP_EXIT_FAIL;
     if (self_exe(self, sizeof(self)) < 0)
@@ -1122,35 +1096,52 @@ fail_early:
  * back on fd 2 (perf's own stderr is a pipe to perfpy) and the environment
  * perf changed back as it was (see save_env_for_exec), and becomes the
  * program. Internal to record. */
-int pp_cmd_exec(int argc, char **argv)
+int pp_exec_parse(int argc, char **argv, pp_exec_opts *o, pp_usage *u)
 {
     int i = 1;
+    long fd;
 
-    if (i + 1 < argc && strcmp(argv[i], "--stderr-fd") == 0) {
-        int fd = atoi(argv[i + 1]);
-        if (fd > 2 && dup2(fd, 2) == 2)
-            close(fd);
-        i += 2;
-    }
-    if (i + 1 < argc && strcmp(argv[i], "--pid-fd") == 0) {
-        int fd = atoi(argv[i + 1]);
-        char buf[16];
-        int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-        if (fd > 2) {
-            if (write(fd, buf, (size_t)n) != n)
-                fprintf(stderr, "perfpy: cannot tell perfpy record the program's pid: %s\n",
-                        strerror(errno));
-            close(fd);
-        }
+    o->stderr_fd = o->pid_fd = -1;
+    o->argv = NULL;
+    while (i + 1 < argc && (strcmp(argv[i], "--stderr-fd") == 0 ||
+                            strcmp(argv[i], "--pid-fd") == 0)) {
+        if (pp_parse_long(argv[i + 1], 3, INT_MAX, &fd) < 0)
+            return pp_usage_set(u, "%s takes a descriptor number above 2, not '%s'",
+                                argv[i], argv[i + 1]);
+        if (argv[i][2] == 's')
+            o->stderr_fd = (int)fd;
+        else
+            o->pid_fd = (int)fd;
         i += 2;
     }
     if (i < argc && strcmp(argv[i], "--") == 0)
         i++;
     if (i >= argc)
-        return pp_usage_error("__exec", "no program given");
+        return pp_usage_set(u, "no program given");
+    o->argv = argv + i;
+    return PP_PARSED_RUN;
+}
+
+int pp_cmd_exec(int argc, char **argv)
+{
+    pp_exec_opts o;
+    pp_usage u;
+
+    if (pp_exec_parse(argc, argv, &o, &u) != PP_PARSED_RUN)
+        return pp_usage_error("__exec", "%s", u.message);
+    if (o.stderr_fd >= 0 && dup2(o.stderr_fd, 2) == 2)
+        close(o.stderr_fd);
+    if (o.pid_fd >= 0) {
+        char buf[16];
+        int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+        if (write(o.pid_fd, buf, (size_t)n) != n)
+            fprintf(stderr, "perfpy: cannot tell perfpy record the program's pid: %s\n",
+                    strerror(errno));
+        close(o.pid_fd);
+    }
     restore_env_for_exec();
-    execvp(argv[i], argv + i);
-    fprintf(stderr, "perfpy: cannot run '%s': %s%s\n", argv[i], strerror(errno),
+    execvp(o.argv[0], o.argv);
+    fprintf(stderr, "perfpy: cannot run '%s': %s%s\n", o.argv[0], strerror(errno),
             errno == ENOENT ? " (is it installed and on PATH?)" : "");
     return 127;
 }

@@ -8,6 +8,7 @@
  *   perfpy report -f html -o app.html perf.data
  */
 #include "cli.h"
+#include "options.h"
 #include "report.h"
 
 #include <getopt.h>
@@ -67,21 +68,7 @@ static void help(FILE *out)
             "  perfpy report -f speedscope -o app.speedscope.json perf.data\n");
 }
 
-static int parse_count(const char *s, long *out)
-{
-    char *end;
-    long v;
-
-    if (!s || !*s)
-        return -1;
-    v = strtol(s, &end, 10);
-    if (*end || v < 0 || v > 100000)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-int pp_cmd_report(int argc, char **argv)
+int pp_report_parse(int argc, char **argv, pp_report_cli *cli, pp_usage *u)
 {
     static const struct option opts[] = {
         {"format", required_argument, NULL, 'f'},
@@ -98,78 +85,88 @@ int pp_cmd_report(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    pp_report_opts o = PP_REPORT_OPTS_INIT;
-    pp_report_result r;
-    long top = 10;
-    int c, quiet = 0, rc;
+    static const pp_report_opts defaults = PP_REPORT_OPTS_INIT;
+    pp_report_opts *o = &cli->report;
+    int c;
 
-    optind = 1;
-    opterr = 0;
+    *o = defaults;
+    cli->top = 10;
+    cli->quiet = 0;
+    pp_getopt_reset();
     while ((c = getopt_long(argc, argv, ":f:o:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
-            o.format = pp_format_find(optarg);
-            if (!o.format)
-                return pp_usage_error("report", "unknown format '%s' (formats: %s)", optarg,
+            o->format = pp_format_find(optarg);
+            if (!o->format)
+                return pp_usage_set(u, "unknown format '%s' (formats: %s)", optarg,
                                       pp_format_names());
             break;
         case 'o':
             if (!*optarg)
-                return pp_usage_error("report", "-o needs a file name");
-            o.output = optarg;
+                return pp_usage_set(u, "-o needs a file name");
+            o->output = optarg;
             break;
         case 'N':
-            o.no_native = 1;
+            o->no_native = 1;
             break;
         case 'n':
-            o.no_native = 0;
+            o->no_native = 0;
             break;
         case 'k':
-            o.keep = 1;
+            o->keep = 1;
             break;
         case 'L':
-            o.lines_dir = optarg;
+            o->lines_dir = optarg;
             break;
         case 'T':
-            o.title = optarg;
+            o->title = optarg;
             break;
         case 't':
-            if (parse_count(optarg, &top) < 0)
-                return pp_usage_error("report", "--top needs a number from 0 to 100000, "
+            if (pp_parse_long(optarg, 0, 100000, &cli->top) < 0)
+                return pp_usage_set(u, "--top needs a number from 0 to 100000, "
                                       "not '%s'", optarg);
             break;
         case 'q':
-            quiet = 1;
+            cli->quiet = 1;
             break;
         case 'S':
-            o.from_script = 1;
+            o->from_script = 1;
             break;
         case 'I':
-            o.inline_frames = 1;
+            o->inline_frames = 1;
             break;
         case 'h':
-            help(stdout);
-            return pp_close_stdout();
-        case ':':
-            return pp_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
+            return PP_PARSED_HELP;
         default:
-            return pp_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+            return pp_getopt_error(c, argc, argv, u);
         }
     }
     if (optind >= argc)
-        return pp_usage_error("report", "no perf.data given (perfpy report perf.data)");
+        return pp_usage_set(u, "no perf.data given (perfpy report perf.data)");
     if (optind + 1 < argc)
-        return pp_usage_error("report", "one perf.data at a time ('%s' is extra)",
+        return pp_usage_set(u, "one perf.data at a time ('%s' is extra)",
                               argv[optind + 1]);
-    o.input = argv[optind];
-    o.progress = quiet ? 0 : -1;
-    rc = pp_report(&o, &r);
-    if (rc == 0 && !quiet)
-        pp_report_print_summary(stderr, &r, (int)top);
+    o->input = argv[optind];
+    o->progress = cli->quiet ? 0 : -1;
+    return PP_PARSED_RUN;
+}
+
+int pp_cmd_report(int argc, char **argv)
+{
+    pp_report_cli cli;
+    pp_report_result r;
+    pp_usage u;
+    int rc;
+
+    if ((rc = pp_parsed("report", pp_report_parse(argc, argv, &cli, &u), &u, help)) >= 0)
+        return rc;
+    rc = pp_report(&cli.report, &r);
+    if (rc == 0 && !cli.quiet)
+        pp_report_print_summary(stderr, &r, (int)cli.top);
     pp_report_result_free(&r);
     if (rc < 0)
         return PP_EXIT_FAIL;
-    if (o.output && strcmp(o.output, "-") == 0)
+    if (cli.report.output && strcmp(cli.report.output, "-") == 0)
         return pp_close_stdout();
     return PP_EXIT_OK;
 }

@@ -11,6 +11,7 @@
  *   perf record -F 999 --call-graph dwarf -- perfpy run -- python app.py
  */
 #include "cli.h"
+#include "options.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -57,45 +58,53 @@ static const char *mode_env(const char *mode)
     return NULL;
 }
 
-int pp_cmd_run(int argc, char **argv)
+int pp_run_parse(int argc, char **argv, pp_run_opts *o, pp_usage *u)
 {
     static const struct option opts[] = {
         {"mode", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *mode = "perf";
-    char libdir[PATH_MAX];
-    int c, rc;
+    int c;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+m:h", opts, NULL)) != -1) {
+    o->mode = "perf";
+    o->argv = NULL;
+    pp_getopt_reset();
+    while ((c = getopt_long(argc, argv, "+:m:h", opts, NULL)) != -1) {
         switch (c) {
         case 'm':
-            mode = mode_env(optarg);
-            if (!mode)
-                return pp_usage_error("run", "--mode must be perf or jit, not '%s'",
-                                      optarg);
+            o->mode = mode_env(optarg);
+            if (!o->mode)
+                return pp_usage_set(u, "--mode must be perf or jit, not '%s'", optarg);
             break;
         case 'h':
-            help(stdout);
-            return pp_close_stdout();
-        case ':':
-            return pp_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
+            return PP_PARSED_HELP;
         default:
-            return pp_usage_error("run", "unknown option '%s'", argv[optind - 1]);
+            return pp_getopt_error(c, argc, argv, u);
         }
     }
     if (optind >= argc)
-        return pp_usage_error("run", "no program given (perfpy run -- python app.py)");
+        return pp_usage_set(u, "no program given (perfpy run -- python app.py)");
+    o->argv = argv + optind;
+    return PP_PARSED_RUN;
+}
+
+int pp_cmd_run(int argc, char **argv)
+{
+    pp_run_opts o;
+    pp_usage u;
+    char libdir[PATH_MAX];
+    int rc;
+
+    if ((rc = pp_parsed("run", pp_run_parse(argc, argv, &o, &u), &u, help)) >= 0)
+        return rc;
     if (pp_find_libdir(libdir, sizeof(libdir)) < 0)
         return PP_EXIT_FAIL;
-    rc = pp_prepare_child_env(libdir, mode);
+    rc = pp_prepare_child_env(libdir, o.mode);
     if (rc < 0)
         return pp_fail("cannot set up the environment: %s", strerror(-rc));
     fflush(NULL);
-    execvp(argv[optind], argv + optind);
-    return pp_fail("cannot run '%s': %s%s", argv[optind], strerror(errno),
+    execvp(o.argv[0], o.argv);
+    return pp_fail("cannot run '%s': %s%s", o.argv[0], strerror(errno),
                    errno == ENOENT ? " (is it installed and on PATH?)" : "");
 }

@@ -3,8 +3,10 @@
  * child's environment and a checked close of stdout.
  */
 #include "cli.h"
+#include "options.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +25,60 @@ int pp_usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\nTry 'perfpy %s --help'.\n", cmd);
     return PP_EXIT_USAGE;
+}
+
+int pp_usage_set(pp_usage *u, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(u->message, sizeof(u->message), fmt, ap);
+    va_end(ap);
+    return PP_EXIT_USAGE;
+}
+
+int pp_getopt_error(int c, int argc, char **argv, pp_usage *u)
+{
+    const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+    char shortopt[3] = {'-', (char)optopt, '\0'};
+
+    /* a long option is the argument getopt just took; a short one is
+     * optopt (it may sit inside a group like -qx) */
+    if (strncmp(arg, "--", 2) != 0 && optopt > ' ' && optopt < 127)
+        arg = shortopt;
+    if (c == ':')
+        return pp_usage_set(u, "option '%s' needs a value", arg);
+    return pp_usage_set(u, "unknown option '%s'", arg);
+}
+
+int pp_parsed(const char *cmd, int rc, const pp_usage *u, void (*help)(FILE *out))
+{
+    if (rc == PP_PARSED_RUN)
+        return -1;
+    if (rc == PP_PARSED_HELP) {
+        help(stdout);
+        return pp_close_stdout();
+    }
+    return pp_usage_error(cmd, "%s", u->message);
+}
+
+void pp_getopt_reset(void)
+{
+    optind = 0;
+    opterr = 0;
+}
+
+int pp_parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
 }
 
 int pp_fail(const char *fmt, ...)

@@ -1,6 +1,6 @@
 /*
- * Fuzz target: the perf.data scanner, the fork-exec fixup and the jitdump
- * code-load reader of
+ * Fuzz target: the perf.data scanner, the fork-exec fixup, the finishing of
+ * a recording whose perf was killed, and the jitdump code-load reader of
  * src/cli/perf_data.c (all read files perfpy did not write). Replayed over
  * tests/fuzz/corpus/perf_data/ by `make test`.
  */
@@ -30,8 +30,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!copy)
             abort();
         memcpy(copy, data, size);
+        uint64_t bytes, again;
         if (pp_perf_data_fix_exec_forks_buffer(copy, size, 0, &counted) == 0 &&
             pp_perf_data_fix_exec_forks_buffer(copy, size, 1, &marked) == 0 && marked != counted)
+            abort();
+        /* finishing a killed recording: the data stays inside the input,
+         * and a finished file is left alone */
+        memcpy(copy, data, size);
+        if (pp_perf_data_finish_buffer(copy, size, &bytes) != 0 || bytes > size ||
+            pp_perf_data_finish_buffer(copy, size, &again) != 0 || again != 0)
             abort();
         free(copy);
     }

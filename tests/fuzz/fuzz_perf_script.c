@@ -40,6 +40,22 @@ static int fold(void *c, const pp_script_sample *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static ssize_t drop(void *cookie, const char *buf, size_t len)
+{
+    (void)cookie;
+    (void)buf;
+    return (ssize_t)len;
+}
+
+/* A stream that forgets what it is given, without a system call per
+ * buffer (/dev/null cost a third of the run time). */
+static FILE *discard(void)
+{
+    cookie_io_functions_t io = {NULL, drop, NULL, NULL};
+
+    return fopencookie(NULL, "w", io);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static FILE *sink;
@@ -51,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t cut = size ? (size_t)data[0] * size / 256 : 0;
 
     if (!sink)
-        sink = fopen("/dev/null", "w");
+        sink = discard();
     if (pp_profile_init(&p) != 0 || pp_fold_open(&whole.f, &p, &o) != 0)
         abort();
     if (pp_script_parse_buffer(text, size, fold, &whole, NULL) != 0)

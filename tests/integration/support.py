@@ -8,6 +8,12 @@ test itself created (a test never deletes another process's perf map).
 Environment (set by tests/integration/run.py):
   PERFPY_TEST_BUILD      the build directory (default: build)
   PERFPY_TEST_SANITIZER  address|undefined when running under a sanitizer
+
+Under `make asan` the module is built with AddressSanitizer, whose runtime
+must be the first library of the process: each interpreter is then run
+through a wrapper (BUILD/sanitizer-python/, see sanitized()) that preloads
+it, with LeakSanitizer on and CPython's own leaks at exit suppressed
+(lsan-cpython.supp). Interpreter.path is the wrapper, .real the interpreter.
 """
 import glob
 import os
@@ -31,17 +37,60 @@ class Interpreter:
     """One CPython from BUILD/pythons.txt."""
 
     def __init__(self, path, version):
-        self.path = path
+        self.real = unwrapped(path)
+        self.path = sanitized(self.real) if SANITIZER == "address" else path
         self.version = version
         self.version_info = tuple(int(x) for x in version.split(".")[:2])
 
     @property
     def label(self):
-        kind = "debian" if self.path.startswith("/usr/") else "pyenv"
+        kind = "debian" if self.real.startswith("/usr/") else "pyenv"
         return "%s-%s" % (self.version, kind)
 
     def __repr__(self):
         return "<Interpreter %s %s>" % (self.version, self.path)
+
+
+def sanitized(python):
+    """A wrapper running python with the ASan runtime preloaded (the
+    module's runtime must come first), leaks reported, CPython's own
+    suppressed; exported, so the interpreter's Python children get it too."""
+    out = os.path.join(BUILD, "sanitizer-python")
+    wrapper = os.path.join(out, os.path.basename(python))
+    if python in _wrappers:
+        return _wrappers[python]
+    if os.path.dirname(os.path.abspath(python)) == out:
+        return python    # a wrapper already (a test ran make with PYTHONS=<wrapper>)
+    cc = os.environ.get("CC", "gcc")
+    runtime = subprocess.run([cc, "-print-file-name=libasan.so"], stdout=subprocess.PIPE,
+                             universal_newlines=True, check=True).stdout.strip()
+    text = ("#!/bin/sh\n# tests/integration/support.py: %s with AddressSanitizer\n"
+            'export LD_PRELOAD="%s${LD_PRELOAD:+:$LD_PRELOAD}"\n'
+            'export ASAN_OPTIONS="detect_leaks=${PERFPY_TEST_DETECT_LEAKS:-1}:abort_on_error=1'
+            ':malloc_context_size=2"\n'
+            'export LSAN_OPTIONS="suppressions=%s"\n'
+            'exec "%s" "$@"\n' % (python, runtime, os.path.join(
+                os.path.dirname(os.path.abspath(__file__)), "lsan-cpython.supp"), python))
+    os.makedirs(out, exist_ok=True)
+    tmp = "%s.%d" % (wrapper, os.getpid())
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.chmod(tmp, 0o755)
+    os.replace(tmp, wrapper)
+    _wrappers[python] = wrapper
+    return wrapper
+
+
+_wrappers = {}
+
+
+def unwrapped(python):
+    """The interpreter a sanitized() wrapper runs (python if it is none)."""
+    if os.path.basename(os.path.dirname(python)) != "sanitizer-python":
+        return python
+    with open(python) as f:
+        m = re.search(r'^exec "([^"]+)"', f.read(), re.M)
+    return m.group(1) if m else python
 
 
 def interpreters():
@@ -57,7 +106,7 @@ def interpreters():
         pass
     only = os.environ.get("PERFPY_TEST_PYTHONS")
     if only:
-        found = [i for i in found if i.path in only.split()]
+        found = [i for i in found if i.real in only.split()]
     return found
 
 

@@ -5,6 +5,7 @@ traces and profiles itself. Every scenario of programs/rel_concurrency.py,
 on every interpreter, in both modes; see rel_support for what is checked.
 """
 import collections
+import re
 import unittest
 
 from rel_support import ReliabilityTest, program, record
@@ -36,10 +37,16 @@ class Concurrency(ReliabilityTest):
             n = int(r.ok_line("threads_new_functions").split()[0].split("=")[1])
             expected = {"t%d_%d" % (k, i) for k in range(8) for i in range(n // 8)}
             self.assertEqual(expected - made, set(), "functions without a name")
+            return "%d new functions made by 8 threads at once: all named" % n
         self.scenario("threads_new_functions", check)
 
     def test_toggle_while_running(self):
-        self.scenario("toggle_while_running")
+        def check(r, py, mode):
+            toggles = re.search(r"toggles=(\d+)", r.ok_line("toggle_while_running")).group(1)
+            return ("%s activate/deactivate pairs from 2 threads while 4 run Python code: "
+                    "results right, one code-extra index, at most one trampoline per "
+                    "code object" % toggles)
+        self.scenario("toggle_while_running", check)
 
     def test_fork_from_thread(self):
         def check(r, py, mode):

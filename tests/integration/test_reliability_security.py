@@ -180,12 +180,19 @@ class NoShell(ReliabilityTest):
                 p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=execve,mkdir,mkdirat",
                                     "-o", trace] + cmd, cwd=work, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, universal_newlines=True,
-                                   timeout=600, env=dict(os.environ, TMPDIR=rec, PERFPY=""))
+                                   timeout=600, env=dict(os.environ, TMPDIR=rec, PERFPY="",
+                                                         # (LeakSanitizer cannot run
+                                                         # under ptrace: make asan)
+                                                         PERFPY_TEST_DETECT_LEAKS="0",
+                                                         ASAN_OPTIONS="detect_leaks=0"))
                 self.own(*[int(x) for x in re.findall(r"^pid (\d+)$", p.stdout, re.M)])
                 with open(trace) as f:
                     text = f.read()
-                execs = re.findall(r'execve\("([^"]+)"', text)
-                shells = [e for e in execs if os.path.basename(e) in ("sh", "bash", "dash")]
+                calls = re.findall(r'execve\("([^"]+)", \["[^"]*"(?:, "([^"]*)")?', text)
+                execs = [e for e, _ in calls]
+                # (under make asan the interpreter is support.py's sh wrapper)
+                shells = [e for e, arg in calls if os.path.basename(e) in ("sh", "bash", "dash")
+                          and "/sanitizer-python/" not in arg]
                 self.assertEqual(shells, [], "a shell was run: %s" % execs)
                 self.assertFalse([f for f in os.listdir(work) if f.startswith("PWNED")] +
                                  [f for f in os.listdir(rec) if f.startswith("PWNED")])
@@ -203,7 +210,8 @@ class NoShell(ReliabilityTest):
                 record("security/no_shell_" + name, py, "-",
                        "%d programs run (%s), none a shell; every temporary directory "
                        "mkdtemp (0700, random suffix); no metacharacter acted on"
-                       % (len(execs), ", ".join(sorted({os.path.basename(e) for e in execs}))),
+                       % (len(execs), ", ".join(sorted({os.path.basename(e) for e in execs
+                                                         if ";" not in e}))),
                        "strace -f -e trace=execve,mkdir perfpy %s ... with shell "
                        "metacharacters in every argument" % name)
 

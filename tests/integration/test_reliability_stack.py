@@ -10,7 +10,6 @@ in the main thread and in threads with 32 KiB to 1 MiB stacks.
 4 MiB threads, plain recursion.)
 """
 import collections
-import re
 import unittest
 
 from rel_support import MODES, ReliabilityTest, STRESS, engine_env, program, record, run_group

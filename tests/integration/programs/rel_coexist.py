@@ -11,7 +11,6 @@ perfpy starts with the program (the hook scenarios start it themselves).
 BACKEND is perf or perf_jit. Prints "pid N", notes, and "ok SCENARIO".
 Functions named work_on_* must be named for perf; work_off_* must not.
 """
-import os
 import sys
 
 import perfpy

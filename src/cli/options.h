@@ -1,0 +1,105 @@
+/*
+ * The subcommands' option parsers, apart from running them.
+ *
+ *   pp_usage u;
+ *   pp_run_opts o;
+ *   switch (pp_run_parse(argc, argv, &o, &u)) {
+ *   case PP_PARSED_HELP:  help(stdout) ...
+ *   case PP_EXIT_USAGE:   pp_usage_error("run", "%s", u.message) ...
+ *   case PP_PARSED_RUN:   run with o ...
+ *   }
+ *
+ * A parser reads argv and fills the options; it prints nothing, opens,
+ * changes and starts nothing (getopt may reorder argv, as it always does),
+ * so it can be called any number of times: tests/fuzz/fuzz_options.c feeds
+ * it hostile argument vectors. Strings in the options point into argv.
+ */
+#ifndef PERFPY_OPTIONS_H
+#define PERFPY_OPTIONS_H
+
+#include "cli.h"
+#include "report.h"
+
+#include <stdio.h>
+
+#define PP_PARSED_RUN 0
+#define PP_PARSED_HELP 1
+/* ... or PP_EXIT_USAGE (cli.h) with the reason in pp_usage.message */
+
+typedef struct pp_usage {
+    char message[1024];        /* one sentence, without "perfpy CMD: " */
+} pp_usage;
+
+/* perfpy run [--mode perf|jit] -- PROGRAM ARGS... */
+typedef struct pp_run_opts {
+    const char *mode;          /* "perf" or "jit" (PERFPY's words) */
+    char **argv;               /* the program, NULL-terminated */
+} pp_run_opts;
+
+/* perfpy record [options] -- PROGRAM ARGS... | -p PID */
+typedef struct pp_record_opts {
+    const char *output;
+    const pp_format *format;
+    long rate;
+    double duration;           /* seconds, 0 = none */
+    long pid;                  /* -p, 0 = none */
+    const char *mode;          /* "auto", "perf", "jit" */
+    long stack_size;
+    int no_native;
+    int keep;
+    int inline_frames;         /* --inline */
+    char **argv;               /* the program, NULL with -p */
+} pp_record_opts;
+
+/* perfpy report [options] perf.data */
+typedef struct pp_report_cli {
+    pp_report_opts report;     /* input, format, output... */
+    long top;                  /* functions in the summary */
+    int quiet;
+} pp_report_cli;
+
+/* perfpy jitdump [--list] FILE */
+typedef struct pp_jitdump_opts {
+    int list;
+    const char *path;
+} pp_jitdump_opts;
+
+/* perfpy doctor [--dir DIR] [-- PYTHON] */
+typedef struct pp_doctor_opts {
+    const char *dir;           /* NULL: $PERFPY_JITDUMP_DIR, else /tmp */
+    const char *python;        /* "python3" unless given */
+} pp_doctor_opts;
+
+/* perfpy __exec [--stderr-fd N] [--pid-fd M] -- PROGRAM ARGS... */
+typedef struct pp_exec_opts {
+    int stderr_fd;             /* -1: none */
+    int pid_fd;                /* -1: none */
+    char **argv;
+} pp_exec_opts;
+
+int pp_run_parse(int argc, char **argv, pp_run_opts *o, pp_usage *u);
+int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u);
+int pp_report_parse(int argc, char **argv, pp_report_cli *o, pp_usage *u);
+int pp_jitdump_parse(int argc, char **argv, pp_jitdump_opts *o, pp_usage *u);
+int pp_doctor_parse(int argc, char **argv, pp_doctor_opts *o, pp_usage *u);
+int pp_exec_parse(int argc, char **argv, pp_exec_opts *o, pp_usage *u);
+
+/* What a subcommand does with a parser's answer: -1 to go on (PP_PARSED_RUN),
+ * else its exit status after printing the help (to stdout) or the usage
+ * error (to stderr, pp_usage_error's way). */
+int pp_parsed(const char *cmd, int rc, const pp_usage *u, void (*help)(FILE *out));
+
+/* Helpers of the parsers (util.c). */
+/* Sets u->message; returns PP_EXIT_USAGE. */
+int pp_usage_set(pp_usage *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* What getopt_long's ':' (a value missing) or '?' (unknown option) meant,
+ * in u; returns PP_EXIT_USAGE. */
+int pp_getopt_error(int c, int argc, char **argv, pp_usage *u);
+/* Resets getopt for a fresh argument vector (glibc: optind 0 reinitializes
+ * it; optind 1 would keep its place inside the last "-abc" group, a
+ * pointer into the previous argv). */
+void pp_getopt_reset(void);
+/* A whole number in [lo, hi]: 0, or -1. */
+int pp_parse_long(const char *s, long lo, long hi, long *out);
+
+#endif
