@@ -17,7 +17,10 @@
  *
  * The file, and what one pp_symbol becomes (one write(2), before the
  * trampoline is returned, so a SIGKILLed process leaves a dump that is
- * whole up to its last function):
+ * whole up to its last function - but for the entry it may have been
+ * writing: Linux checks for a fatal signal between the pages of a write,
+ * so an entry that crosses a page boundary can be cut; readers stop there,
+ * as perf inject does; a full disk's cut is taken back, pp__append_whole):
  *
  *   jitheader (40)    magic, version 1, elf_mach, pid, CLOCK_MONOTONIC
  *   per trampoline:

@@ -8,9 +8,11 @@
  *
  * Each line reaches the file whole in one write(2) on an O_APPEND descriptor
  * before the trampoline first runs, so several writers (threads, or another
- * JIT in the same process) and a crash never leave half a line. The path is
- * fixed by perf; it is opened without following symlinks and only if the
- * file is ours (see file.c).
+ * JIT in the same process) never mix their lines, and a crash leaves half a
+ * line only if a SIGKILL lands inside a write that crosses a page boundary
+ * (Linux checks for fatal signals between the pages of a write). The
+ * path is fixed by perf; it is opened without following symlinks and only
+ * if the file is ours (see file.c).
  *
  * Also here: pp_symbol_name(), the "py::<qualname>:<filename>" every format
  * uses, and the "lines" backend (perfpy-<pid>.lines), a sidecar that gives

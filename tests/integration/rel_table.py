@@ -6,7 +6,9 @@
 One table per area (the part of the scenario name before "/"): a row per
 scenario and distinct result, with the interpreters and modes that gave it
 ("all" when every one did) and the command that reproduces it, the
-interpreter's path written PY.
+interpreter's path written PY. The C stack and resource use, whose numbers
+differ per interpreter, are matrices: a row per case, a column per
+interpreter, "perf | jit" where the two modes differ.
 """
 import collections
 import json
@@ -29,8 +31,7 @@ def load(paths):
 
 
 def pythons_of(cells, every):
-    got = sorted({p for p, m in cells}, key=lambda p: [int(x) if x.isdigit() else x
-                                                      for x in re.split(r"[.-]", p)])
+    got = order({p for p, m in cells})
     if set(got) == every and len(every) > 1:
         return "all %d" % len(every)
     return ", ".join(got)
@@ -44,7 +45,49 @@ def modes_of(cells, modes):
 def command(r):
     cmd = r["command"]
     cmd = re.sub(r"/\S*/(python3\.\d+)\b", "PY", cmd)
+    cmd = re.sub(r"/\S*/(tests/integration/|build/perfpy)", r"\1", cmd)
     return cmd.replace("|", "\\|")
+
+
+def order(pythons):
+    return sorted(pythons, key=lambda p: [int(x) if x.isdigit() else x
+                                          for x in re.split(r"[.-]", p)])
+
+
+def short(area, result):
+    """A matrix cell: the numbers of a result."""
+    if area == "stack":
+        plain, _, mine = result.partition("; perfpy ")
+        plain = plain.replace("plain ", "")
+        plain = "crash" if plain.startswith("crashes") else plain
+        return "%s → %s" % (plain.replace("RecursionError", "RecErr"),
+                            mine.replace("RecursionError", "RecErr"))
+    m = re.search(r"(-?\d+) B/function", result)
+    if m:
+        return "+%s B" % m.group(1)
+    m = re.search(r"RSS ([+-]\d+) KiB, fds ([+-]\d+)", result)
+    return "%s KiB, %s fds" % m.groups() if m else result
+
+
+def matrix(area, mine, every, out):
+    """A row per scenario, a column per interpreter."""
+    pys = order(every)
+    out.append("| case | " + " | ".join(pys) + " | reproduce |")
+    out.append("|---|" + "---|" * len(pys) + "---|")
+    cases = collections.OrderedDict()
+    for r in mine:
+        cases.setdefault(r["scenario"].split("/", 1)[1], {}).setdefault(
+            r["python"], {})[r["mode"]] = short(area, r["result"])
+    for case, per in cases.items():
+        cells = []
+        for p in pys:
+            got = per.get(p, {})
+            vals = [got.get(m) for m in ("perf", "jit") if got.get(m)]
+            cells.append(vals[0] if len(set(vals)) == 1 else " \\| ".join(vals) if vals
+                         else "-")
+        first = next(r for r in mine if r["scenario"].split("/", 1)[1] == case)
+        out.append("| %s | %s | `%s` |" % (case, " | ".join(cells), command(first)))
+    out.append("")
 
 
 def main(paths):
@@ -54,6 +97,10 @@ def main(paths):
     for area, title in AREAS.items():
         mine = [r for r in rows if r["scenario"].split("/")[0] == area]
         if not mine:
+            continue
+        if area in ("stack", "resources"):
+            out.append("### %s\n" % title)
+            matrix(area, mine, every, out)
             continue
         modes = {r["mode"] for r in mine}
         out.append("### %s\n" % title)

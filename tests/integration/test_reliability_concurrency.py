@@ -8,7 +8,7 @@ import collections
 import re
 import unittest
 
-from rel_support import ReliabilityTest, program, record
+from rel_support import STRESS, ReliabilityTest, program, record
 
 PROG = program("rel_concurrency.py")
 
@@ -23,8 +23,9 @@ class Concurrency(ReliabilityTest):
             if check:
                 result = check(r, py, mode) or result
             record("concurrency/" + name, py, mode, result,
-                   "PYTHONPATH=build/lib PERFPY=%s PERFPY_JITDUMP_DIR=DIR %s %s %s"
-                   % (mode, py.path, "tests/integration/programs/rel_concurrency.py", name))
+                   "%sPYTHONPATH=build/lib PERFPY=%s PERFPY_JITDUMP_DIR=DIR %s %s %s"
+                   % ("REL_SCALE=10 " if STRESS else "", mode, py.path,
+                      "tests/integration/programs/rel_concurrency.py", name))
         self.for_each(one)
 
     def test_threads_new_functions(self):

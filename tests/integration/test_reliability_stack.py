@@ -51,7 +51,8 @@ class NativeStack(ReliabilityTest):
                                       timeout=300)
                         self.own(*r.pids)
                         self.assertFalse(r.timed_out, r.why())
-                        where = "main" if not stack else "%dK" % (stack // 1024)
+                        where = "%s%s" % ("" if kind == "catch" else "%d-" % depth,
+                                          "main" if not stack else "%dK" % (stack // 1024))
                         command = "PYTHONPATH=build/lib PERFPY=%s %s %s %s" % (
                             mode, py.path, "tests/integration/programs/rel_stack.py",
                             " ".join(args[1:]))

@@ -212,7 +212,8 @@ class UserFaults(ReliabilityTest):
         self.assertIn("Run as root", p.stderr)
         self.assertEqual(os.listdir(self.rec), [])
         record("tooling/perf_refused_to_a_user", self.py, "auto",
-               "exit 1: " + re.search(r"perfpy: (perf is not permitted[^.]*)", p.stderr).group(1),
+               "exit 1: " + re.search(r"perfpy: (perf is not permitted.*?) Check with",
+                                      p.stderr, re.S).group(1).replace("\n", " "),
                "setpriv --reuid=65534 ... deny_perf perfpy record -- python ...")
 
     @needs_perf

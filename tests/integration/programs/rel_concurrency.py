@@ -187,7 +187,7 @@ def daemon_at_exit():
         threading.Thread(target=busy, args=(k,), daemon=True).start()
     threading.Thread(target=toggling, daemon=True).start()
     time.sleep(0.3)
-    return "daemons=5"
+    return "5 daemon threads still making functions and toggling when the program ends: exit 0"
 
 
 def asyncio_tasks():
@@ -238,7 +238,9 @@ def asyncio_tasks():
     expect(ok == count - want_cancel - want_err, ok)
     expect(got == list(range(51)) + [-1], got[-5:])
     still_active()
-    return "tasks=%d ok=%d errors=%d cancelled=%d" % (count, ok, errors, cancelled)
+    return ("%d tasks of 300 new coroutine functions: %d returned, %d raised, %d cancelled, "
+            "as without perfpy; async generator athrow/aclose right" % (count, ok, errors,
+                                                                        cancelled))
 
 
 def generators():
@@ -329,7 +331,8 @@ def generators():
     expect(closed[-1] == "held", closed)
     expect(sum(x * x for x in range(100)) == 328350, "genexpr")
     still_active()
-    return "chain=100 frames=100"
+    return ("yield-from chain 100 deep: send, throw, close right; exceptions through 100 "
+            "frames with whole tracebacks; generators resumed across toggles and finalized")
 
 
 def trace_profile():
@@ -385,7 +388,8 @@ def trace_profile():
     threading.settrace(None)
     expect(sorted(seen) == ["T0", "T1", "T2", "T3"], seen)
     still_active()
-    return "traced_calls=%d profiled_calls=%d" % (sum(calls.values()), prof[("fib", "call")])
+    return ("settrace, setprofile, threading.settrace saw exactly the calls made "
+            "(%d traced, %d profiled)" % (sum(calls.values()), prof[("fib", "call")]))
 
 
 if __name__ == "__main__":
