@@ -48,9 +48,9 @@ def chroot_setup(top):
 class ResourceFaults(ReliabilityTest):
 
     def setUp(self):
-        super().setUp()
-        if not root_and_unshare():
+        if not root_and_unshare():      # (before: tearDown does not run after a skip here)
             self.skipTest("needs root, unshare and chroot for a private mount namespace")
+        super().setUp()
 
     def in_namespace(self, py, mode, setup, files_dir, chroot=False):
         """Runs `py rel_faults.py work` after setup in a private mount

@@ -180,12 +180,13 @@ class RecordFaults(ReliabilityTest):
 class UserFaults(ReliabilityTest):
 
     def setUp(self):
-        super().setUp()
+        # (skips first: tearDown does not run after a setUp that raised)
         if os.geteuid() != 0 or not shutil.which("setpriv"):
             self.skipTest("needs root and setpriv to run as another user")
         self.py = next((i for i in interpreters() if i.path.startswith("/usr/")), None)
         if not self.py:
             self.skipTest("no interpreter outside root's home for another user to run")
+        super().setUp()
         os.chmod(self.tmp, 0o755)
         self.rec = os.path.join(self.tmp, "rec")
         os.mkdir(self.rec)
