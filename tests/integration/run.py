@@ -11,7 +11,9 @@ import argparse
 import io
 import multiprocessing
 import os
+import shutil
 import sys
+import tempfile
 import time
 import unittest
 
@@ -80,6 +82,29 @@ def main():
         os.environ["PERFPY_TEST_SANITIZER"] = a.sanitizer
     modules = sorted(f[:-3] for f in os.listdir(HERE)
                      if f.startswith("test_") and f.endswith(".py"))
+    # perf's build-id cache is ~/.debug unless perf's configuration says
+    # otherwise, and the tests' own `perf record` (without -B) and `perf
+    # inject` (without --buildid-dir) add every library they sample to it: a
+    # test run used to leave copies of build/lib/perfpy*.so in the user's
+    # ~/.debug. The whole run gets a configuration of its own (PERF_CONFIG:
+    # perf then reads only that file; PERF_BUILDID_DIR is not read by perf
+    # 6.1, it only sets it for its scripts) with a private cache, removed at
+    # the end.
+    buildids = tempfile.mkdtemp(prefix="perfpy-test-perf-")
+    os.chmod(buildids, 0o755)           # tests run perf as user nobody too
+    with open(os.path.join(buildids, "perfconfig"), "w") as f:
+        f.write("[buildid]\n\tdir = %s\n" % os.path.join(buildids, "cache"))
+    os.environ["PERF_CONFIG"] = os.path.join(buildids, "perfconfig")
+    try:
+        passed, failed, skipped = run_all(modules, a)
+    finally:
+        shutil.rmtree(buildids, ignore_errors=True)
+    print("%d skipped" % skipped)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+def run_all(modules, a):
     passed = failed = skipped = 0
     with multiprocessing.Pool(max(1, a.jobs)) as pool:
         for name, p, f, s, text, secs in pool.imap_unordered(
@@ -91,9 +116,7 @@ def main():
             passed += p
             failed += f
             skipped += s
-    print("%d skipped" % skipped)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return passed, failed, skipped
 
 
 if __name__ == "__main__":

@@ -96,7 +96,10 @@ echo "== end"
                  private_tmp, ROOT, demo, record, html],
                 env={"HOME": home, "PYENV_ROOT": pyenv if os.path.isdir(pyenv) else None,
                      "MAKEFLAGS": None, "MAKELEVEL": None, "PERFPY_LIBDIR": None,
-                     "PERFPY": None, "TMPDIR": None, "APP_SOURCE": APP},
+                     "PERFPY": None, "TMPDIR": None, "APP_SOURCE": APP,
+                     # the user's own perf set-up: run.py's private build-id
+                     # cache would hide a write into ~/.debug
+                     "PERF_CONFIG": None},
                 stdin=subprocess.DEVNULL, timeout=900)
         out = p.stdout + p.stderr
         self.assertEqual(p.returncode, 0, out[-6000:])
