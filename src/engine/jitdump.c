@@ -77,6 +77,7 @@ typedef struct jitdump {
     int err;                  /* sticky */
     void *marker;             /* the PROT_EXEC mapping perf records */
     size_t marker_len;
+    pid_t pid;                /* whose file this is (set by start_file) */
     uint64_t written;         /* bytes of this process's file */
     uint64_t next_index;      /* code_index of the next trampoline */
     uint8_t unwind[128];      /* eh_frame + hdr: the same for every slot */
@@ -185,15 +186,30 @@ static void put_debug(jitdump *j, struct out *o, const pp_symbol *sym,
     }
 }
 
+/* The calling thread's id, read once per thread and process (pid is the
+ * process's, known without a system call): a registration makes no system
+ * call but its write. A forked child's thread sees a new pid and reads its
+ * own id again; a new thread starts with tid_pid 0. */
+static pid_t this_tid(pid_t pid)
+{
+    static __thread pid_t tid, tid_pid;
+
+    if (tid_pid != pid) {
+        tid = pp__gettid();
+        tid_pid = pid;
+    }
+    return tid;
+}
+
 static void put_load(jitdump *j, struct out *o, const pp_symbol *sym,
                      size_t nlen, uint64_t ts)
 {
     struct jr_code_load l;
-    uint64_t salt = salt_of(getpid(), j->next_index);
+    uint64_t salt = salt_of(j->pid, j->next_index);
 
     prefix(&l.p, JIT_CODE_LOAD, sizeof(l) + nlen + 1 + j->salted_size, ts);
-    l.pid = (uint32_t)getpid();
-    l.tid = (uint32_t)pp__gettid();
+    l.pid = (uint32_t)j->pid;
+    l.tid = (uint32_t)this_tid(j->pid);
     l.vma = (uint64_t)(uintptr_t)sym->code;
     l.code_addr = l.vma;
     l.code_size = j->salted_size;
@@ -254,8 +270,9 @@ static int start_file(jitdump *j)
     void *m;
     int fd, rc;
 
+    j->pid = getpid();
     if (snprintf(j->base.path, sizeof(j->base.path), "%s/jit-%d.dump", j->dir,
-                 (int)getpid()) >= (int)sizeof(j->base.path))
+                 (int)j->pid) >= (int)sizeof(j->base.path))
         return -ENAMETOOLONG;
     /* Truncating a dump another writer of this process still has open
      * (CPython's -X perf_jit) would corrupt both: its buffered records
@@ -270,7 +287,7 @@ static int start_file(jitdump *j)
     h.version = JITHEADER_VERSION;
     h.total_size = sizeof(h);
     h.elf_mach = PP_ELF_MACHINE;
-    h.pid = (uint32_t)getpid();
+    h.pid = (uint32_t)j->pid;
     h.timestamp = pp_monotonic_ns();
     h.flags = 0;
     rc = pp__write_all(fd, &h, sizeof(h));
