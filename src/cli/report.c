@@ -81,6 +81,14 @@ static pid_t spawn(char *const argv[], int out_fd, const char *err_path)
     if (pid == 0) {
         int in = open("/dev/null", O_RDONLY);
         int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+        /* perf 6.1 runs addr2line for source lines and inline frames and
+         * writes to it after it has died (it exits at once on a dso that
+         * is no file, "//anon"): with SIGPIPE's default action that kills
+         * perf script, now and then. Ignored (kept across exec), the write
+         * fails and perf goes on. perfpy kills perf itself when it stops
+         * reading. */
+        signal(SIGPIPE, SIG_IGN);
         if (in >= 0)
             dup2(in, 0);
         if (out_fd < 0)
