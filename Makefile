@@ -173,6 +173,7 @@ stress: deps
 	    /usr/bin/python3 tests/integration/run.py --build $(BUILD) -k reliability
 
 bench: all
+	@scripts/deps.sh --bench
 	@bench/run
 
 # ---- install -------------------------------------------------------------

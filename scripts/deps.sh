@@ -7,13 +7,19 @@
 #   build:  gcc make zlib1g-dev, CPython headers (python3-dev, unless an
 #           interpreter with headers is already there, e.g. pyenv's)
 #   run:    linux-perf (perf)
-#   tests:  python3 (the test driver); nodejs, npm, chromium and the
-#           node packages of tests/js (the report format checks)
+#   tests:  python3 (the test driver); strace (the no-shell check); nodejs,
+#           npm, chromium and the node packages of tests/js (the report
+#           format checks)
+#   bench:  valgrind (callgrind's instruction counts), with --bench
 #
-#   scripts/deps.sh [--demo]
+#   scripts/deps.sh [--demo|--bench]
 set -u
-demo_only=0
-[ "${1:-}" = --demo ] && demo_only=1
+tests=1    # what only the tests need
+bench=0
+case "${1:-}" in
+    --demo) tests=0 ;;
+    --bench) tests=0; bench=1 ;;
+esac
 
 need_debs=()
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
@@ -27,10 +33,13 @@ have_deb zlib1g-dev || [ -f /usr/include/zlib.h ] || need_debs+=(zlib1g-dev)
 # the module needs some CPython 3.8+ with headers (scripts/find-pythons)
 [ -n "$(PYTHONS= "$(dirname "$0")/find-pythons" 2>/dev/null)" ] || need_debs+=(python3-dev)
 
+[ $tests = 1 ] && { have_cmd strace || need_debs+=(strace); }
+[ $bench = 1 ] && { have_cmd valgrind || need_debs+=(valgrind); }
+
 # ---- report tests (owner: the report pipeline) -----------------------------
 # tests/js validates the speedscope, pprof and HTML outputs with node
 # packages (npm ci below) and a headless Chromium.
-if [ $demo_only = 0 ]; then
+if [ $tests = 1 ]; then
 have_cmd node || need_debs+=(nodejs)
 have_cmd npm || need_debs+=(npm)
 [ -x /usr/bin/chromium ] || need_debs+=(chromium)
@@ -54,7 +63,7 @@ fi
 # node packages of tests/js, exactly as package-lock.json pins them, into
 # tests/js/node_modules (git-ignored); again only when the lock file changed.
 js=$(cd "$(dirname "$0")/../tests/js" && pwd)
-if [ $demo_only = 0 ] && [ -f "$js/package-lock.json" ] && have_cmd npm &&
+if [ $tests = 1 ] && [ -f "$js/package-lock.json" ] && have_cmd npm &&
    { [ ! -f "$js/node_modules/.package-lock.json" ] ||
      [ "$js/package-lock.json" -nt "$js/node_modules/.package-lock.json" ]; }; then
     echo "installing tests/js node packages (npm ci)"

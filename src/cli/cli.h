@@ -36,6 +36,9 @@ int pp_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* "perfpy: MESSAGE" on stderr; returns 1. */
 int pp_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* execvp(argv); if that returns, says why on stderr (pp_fail's way) and
+ * returns PP_EXIT_FAIL. */
+int pp_exec(char **argv);
 
 /* The directory holding sitecustomize.py and the module builds:
  * $PERFPY_LIBDIR, <exe dir>/lib (build tree), <exe dir>/../lib/perfpy

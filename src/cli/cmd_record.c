@@ -1140,8 +1140,6 @@ int pp_cmd_exec(int argc, char **argv)
         close(o.pid_fd);
     }
     restore_env_for_exec();
-    execvp(o.argv[0], o.argv);
-    fprintf(stderr, "perfpy: cannot run '%s': %s%s\n", o.argv[0], strerror(errno),
-            errno == ENOENT ? " (is it installed and on PATH?)" : "");
-    return 127;
+    pp_exec(o.argv);
+    return 127;                        /* as a shell says "not found" */
 }

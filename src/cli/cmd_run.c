@@ -13,7 +13,6 @@
 #include "cli.h"
 #include "options.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -104,7 +103,5 @@ int pp_cmd_run(int argc, char **argv)
     if (rc < 0)
         return pp_fail("cannot set up the environment: %s", strerror(-rc));
     fflush(NULL);
-    execvp(o.argv[0], o.argv);
-    return pp_fail("cannot run '%s': %s%s", o.argv[0], strerror(errno),
-                   errno == ENOENT ? " (is it installed and on PATH?)" : "");
+    return pp_exec(o.argv);
 }

@@ -323,13 +323,12 @@ int pp_report_script(const char *perf, const char *data, const char *tmp,
 {
     char bid[PATH_MAX], err[PATH_MAX];
     char *argv[] = {(char *)perf, "--buildid-dir", bid, "script", "-F", PP_SCRIPT_FIELDS,
-                    "--max-stack", "4096", "-i", (char *)data, "--no-inline", NULL};
+                    "--max-stack", "4096", "-i", (char *)data,
+                    inline_frames ? NULL : "--no-inline", NULL};
     pp_script_stats st;
     int pipefd[2], status, prc;
     pid_t pid;
 
-    if (inline_frames)
-        argv[10] = NULL;           /* no --no-inline */
     snprintf(bid, sizeof(bid), "%s/buildid", tmp);
     snprintf(err, sizeof(err), "%s/script.err", tmp);
     mkdir(bid, 0700);

@@ -93,6 +93,13 @@ int pp_fail(const char *fmt, ...)
     return PP_EXIT_FAIL;
 }
 
+int pp_exec(char **argv)
+{
+    execvp(argv[0], argv);
+    return pp_fail("cannot run '%s': %s%s", argv[0], strerror(errno),
+                   errno == ENOENT ? " (is it installed and on PATH?)" : "");
+}
+
 static int has_startup_hook(const char *dir)
 {
     char path[PATH_MAX];
