@@ -48,6 +48,12 @@ typedef struct pp_jd_error {
     int err;                  /* 0, or a negative errno */
     uint64_t offset;          /* byte offset in the input of the problem */
     char message[320];        /* what is wrong, one line */
+    int cut;                  /* 1: the only problem is that the input ends
+                                 inside the record at offset, as a dump does
+                                 whose writer was killed while writing it
+                                 (Linux checks for a fatal signal between the
+                                 pages of a write); every record before it is
+                                 whole, and perf inject reads those */
 } pp_jd_error;
 
 typedef struct pp_jd_header {

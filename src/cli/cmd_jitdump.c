@@ -219,7 +219,10 @@ static void report(const char *path, const pp_jd_reader *r,
 {
     const pp_jd_header *h = &r->header;
 
-    printf("%s: valid jitdump\n", path);
+    if (r->error.cut)
+        printf("%s: valid jitdump up to its last record, which is cut\n", path);
+    else
+        printf("%s: valid jitdump\n", path);
     printf("  version %" PRIu32 ", %s (elf_mach %" PRIu32 "), pid %" PRIu32
            ", %zu bytes%s%s\n", h->version, machine_name(h->elf_mach),
            h->elf_mach, h->pid, size,
@@ -307,7 +310,17 @@ int pp_cmd_jitdump(int argc, char **argv)
     rc = pp_jd_open(&r, data, size);
     while (rc == 0 && (rc = pp_jd_next(&r, &rec)) > 0)
         rc = count(&r, &s, &rec, list) < 0 ? -ENOMEM : 0;
-    if (rc < 0) {
+    if (rc < 0 && r.error.cut) {
+        /* What a SIGKILL during a write leaves: the records before are
+         * the dump, as perf inject reads it. Said, not failed. */
+        report(path, &r, &s, size);
+        fflush(stdout);
+        fprintf(stderr, "perfpy: note: %s ends inside the record at byte offset %" PRIu64
+                " (%s), after %" PRIu64 " whole records: the process was killed while "
+                "writing it; perf inject uses the whole records\n", path, r.error.offset,
+                r.error.message, s.records);
+        status = PP_EXIT_OK;
+    } else if (rc < 0) {
         fflush(stdout);
         status = pp_fail("%s: not a valid jitdump: at byte offset %" PRIu64
                          ": %s (%" PRIu64 " records read before it)", path,

@@ -466,17 +466,23 @@ static int parse_load(pp_jd_reader *r, pp_jd_record *rec)
     return 0;
 }
 
+/* The file ends with an unwinding or debug record whose code load never
+ * came: the writer (one write per group) was killed inside it. */
 static int at_end(pp_jd_reader *r)
 {
+    int rc = 0;
+
     if (r->has_unwinding)
-        return fail(r, r->unwinding.offset, "JIT_CODE_UNWINDING_INFO record "
-                    "at offset %" PRIu64 " belongs to no code load: the file "
-                    "ends first", r->unwinding.offset);
-    if (r->has_debug)
-        return fail(r, r->debug.offset, "JIT_CODE_DEBUG_INFO record at offset "
-                    "%" PRIu64 " belongs to no code load: the file ends first",
-                    r->debug.offset);
-    return 0;
+        rc = fail(r, r->unwinding.offset, "JIT_CODE_UNWINDING_INFO record "
+                  "at offset %" PRIu64 " belongs to no code load: the file "
+                  "ends first", r->unwinding.offset);
+    else if (r->has_debug)
+        rc = fail(r, r->debug.offset, "JIT_CODE_DEBUG_INFO record at offset "
+                  "%" PRIu64 " belongs to no code load: the file ends first",
+                  r->debug.offset);
+    if (rc < 0)
+        r->error.cut = 1;
+    return rc;
 }
 
 int pp_jd_next(pp_jd_reader *r, pp_jd_record *rec)
@@ -493,10 +499,13 @@ int pp_jd_next(pp_jd_reader *r, pp_jd_record *rec)
         return at_end(r);
     left = r->size - r->pos;
     p = r->data + r->pos;
-    if (left < sizeof(struct jr_prefix))
-        return fail(r, r->pos, "truncated record at offset %zu: %zu bytes "
-                    "left, a record prefix alone is %zu", r->pos, left,
-                    sizeof(struct jr_prefix));
+    if (left < sizeof(struct jr_prefix)) {
+        rc = fail(r, r->pos, "truncated record at offset %zu: %zu bytes "
+                  "left, a record prefix alone is %zu", r->pos, left,
+                  sizeof(struct jr_prefix));
+        r->error.cut = 1;
+        return rc;
+    }
     memset(rec, 0, sizeof(*rec));
     rec->id = rd32(r, p);
     rec->total_size = rd32(r, p + 4);
@@ -506,9 +515,12 @@ int pp_jd_next(pp_jd_reader *r, pp_jd_record *rec)
     if (rec->total_size < sizeof(struct jr_prefix))
         return bad(r, rec, "total_size %" PRIu32 " is smaller than the "
                    "16-byte record prefix", rec->total_size);
-    if (rec->total_size > left)
-        return bad(r, rec, "total_size %" PRIu32 " runs past the end of the "
-                   "file (%zu bytes left): truncated", rec->total_size, left);
+    if (rec->total_size > left) {
+        rc = bad(r, rec, "total_size %" PRIu32 " runs past the end of the "
+                 "file (%zu bytes left): truncated", rec->total_size, left);
+        r->error.cut = 1;
+        return rc;
+    }
     switch (rec->id) {
     case JIT_CODE_LOAD:
         rc = parse_load(r, rec);

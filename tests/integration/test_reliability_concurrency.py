@@ -6,9 +6,11 @@ on every interpreter, in both modes; see rel_support for what is checked.
 """
 import collections
 import re
+import signal
 import unittest
 
-from rel_support import STRESS, ReliabilityTest, program, record
+from rel_support import (STRESS, ReliabilityTest, engine_env, program, record,
+                         run_group)
 
 PROG = program("rel_concurrency.py")
 
@@ -64,7 +66,37 @@ class Concurrency(ReliabilityTest):
         self.scenario("fork_from_thread", check)
 
     def test_daemon_threads_at_exit(self):
-        self.scenario("daemon_at_exit")
+        # CPython 3.8-3.10 have a race at exit: a daemon thread waiting for
+        # the GIL can take it after the runtime is finalized and crash in
+        # take_gil (RESET_GIL_DROP_REQUEST on freed interpreter state: gdb,
+        # 2026-11-22). perfpy toggling from a daemon thread at exit makes it
+        # show: 2 of 40 runs of this scenario on 3.10 perf mode, against 0 of
+        # 80 of the same threads without the toggling (docs/RELIABILITY.md,
+        # "What is still short"). There a SIGSEGV is retried, twice at most,
+        # and each one is recorded; a crash in every attempt still fails.
+        def one(py, mode):
+            crashes = 0
+            for attempt in range(3):
+                r = run_group([py.path, PROG, "daemon_at_exit"],
+                              env=engine_env(mode, self.tmp), timeout=180)
+                self.own(*(r.pids + r.children + r.helpers))
+                if r.returncode == -signal.SIGSEGV and py.version_info < (3, 11) and attempt < 2:
+                    crashes += 1
+                    continue
+                break
+            self.assertFalse(r.timed_out, "hang: " + r.why())
+            self.assertEqual(r.returncode, 0, r.why())
+            self.assert_quiet(r)
+            for pid in r.pids + r.children:
+                self.names(mode, pid)
+            result = r.ok_line("daemon_at_exit")
+            self.assertIsNotNone(result, r.why())
+            if crashes:
+                result += " (CPython's take_gil race at exit: %d crashed run(s) before)" % crashes
+            record("concurrency/daemon_at_exit", py, mode, result,
+                   "PYTHONPATH=build/lib PERFPY=%s PERFPY_JITDUMP_DIR=DIR %s %s daemon_at_exit"
+                   % (mode, py.path, "tests/integration/programs/rel_concurrency.py"))
+        self.for_each(one)
 
     def test_asyncio_thousands_of_tasks(self):
         self.scenario("asyncio_tasks")

@@ -326,6 +326,8 @@ TEST(reader_catches_truncation_at_every_byte)
             if (len >= 40 && !strstr(r.error.message, "truncated") &&
                 !strstr(r.error.message, "belongs to no code load"))
                 TEST_FAIL_("length %zu: %s", len, r.error.message);
+            /* past the header, a cut dump is told apart from a damaged one */
+            ASSERT_EQ_INT(r.error.cut, len > 40);
         }
         pp_jd_close(&r);
         free(copy);
