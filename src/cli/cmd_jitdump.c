@@ -155,6 +155,8 @@ static size_t distinct_names(struct summary *s)
 {
     size_t n = 0;
 
+    if (s->nnames == 0)
+        return 0;                /* names is NULL: qsort must not see it */
     qsort(s->names, s->nnames, sizeof(*s->names), by_string);
     for (size_t i = 0; i < s->nnames; i++)
         if (i == 0 || strcmp(s->names[i], s->names[i - 1]) != 0)
