@@ -8,6 +8,9 @@
  *   3.9, 3.10    (tstate, PyFrameObject*, int)  _PyInterpreterState_SetEvalFrameFunc
  *   3.11, 3.12   (tstate, _PyInterpreterFrame*, int)      f->f_code
  *   3.13         (tstate, _PyInterpreterFrame*, int)      f->f_executable
+ *   3.14, 3.15   (tstate, _PyInterpreterFrame*, int)      f->f_executable, a tagged
+ *                _PyStackRef (PyStackRef_AsPyObjectBorrow); the frame's
+ *                struct moved to internal/pycore_interpframe_structs.h
  *
  *   co_qualname exists from 3.11; before that names.c rebuilds it.
  *   CPython itself handles -X perf from 3.12 and -X perf_jit from 3.13.
@@ -39,6 +42,10 @@
 #endif
 #if PY_VERSION_HEX >= 0x030B0000
 #include <internal/pycore_frame.h>
+#endif
+#if PY_VERSION_HEX >= 0x030E0000
+#include <internal/pycore_interpframe_structs.h>
+#include <internal/pycore_stackref.h>
 #endif
 
 /* ---- the frame-evaluation hook ------------------------------------------ */
@@ -93,7 +100,9 @@ typedef PyObject *(*pp_tramp_call)(PyThreadState *, struct _PyInterpreterFrame *
 /* The code object a frame runs (borrowed), or NULL. */
 static inline PyObject *pp_frame_code(pp_frame *frame)
 {
-#if PY_VERSION_HEX >= 0x030D0000
+#if PY_VERSION_HEX >= 0x030E0000
+    return PyStackRef_AsPyObjectBorrow(frame->f_executable);
+#elif PY_VERSION_HEX >= 0x030D0000
     return frame->f_executable;
 #else
     return (PyObject *)frame->f_code;
