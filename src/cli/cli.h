@@ -55,6 +55,11 @@ int pp_prepare_child_env(const char *libdir, const char *mode);
 int pp_perf_refused(const char *perf_said);
 void pp_perf_refused_advice(char *buf, size_t cap);
 
+/* Runs argv (stdin /dev/null) with stdout+stderr captured into out
+ * (NUL-terminated, cut at cap); returns the wait status, or -1 if it could
+ * not start. */
+int pp_capture(char *const argv[], char *out, size_t cap);
+
 /* fflush + ferror + fclose of stdout: a full disk is an error, not a
  * truncated report. Returns 0 or 1 (after saying why). */
 int pp_close_stdout(void);

@@ -17,6 +17,7 @@
  */
 #include "cli.h"
 #include "options.h"
+#include "perf_probe.h"
 #include "report.h"
 
 #include <errno.h>
@@ -76,54 +77,6 @@ static void help(FILE *out)
             "exit status: 0 if recording will work, 1 if not, 2 usage error\n");
 }
 
-/* Runs argv with stdout+stderr captured into out (NUL-terminated); returns
- * the wait status, or -1 if it could not start. */
-static int capture(char *const argv[], char *out, size_t cap)
-{
-    int fd[2], status;
-    size_t n = 0;
-    pid_t pid;
-
-    out[0] = '\0';
-    if (pipe2(fd, O_CLOEXEC) != 0)
-        return -1;
-    pid = fork();
-    if (pid < 0) {
-        close(fd[0]);
-        close(fd[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        dup2(fd[1], 1);
-        dup2(fd[1], 2);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    for (;;) {
-        char buf[4096];
-        ssize_t got = read(fd[0], buf, sizeof(buf));
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        if (n + 1 < cap) {
-            size_t take = (size_t)got < cap - 1 - n ? (size_t)got : cap - 1 - n;
-            memcpy(out + n, buf, take);
-            n += take;
-        }
-    }
-    out[n] = '\0';
-    close(fd[0]);
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return status;
-}
-
 static int read_int_file(const char *path, int *v)
 {
     FILE *f = fopen(path, "r");
@@ -148,11 +101,10 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     char out[8192], tmp[] = "/tmp/perfpy-doctor-XXXXXX", data[64];
     const char *env = getenv("PERF"), *want = env && *env ? env : "perf";
     char *version[] = {(char *)want, "version", NULL};
-    char *build[] = {perf, "version", "--build-options", NULL};
     int st;
 
     *usable = 0;
-    st = capture(version, out, sizeof(out));
+    st = pp_capture(version, out, sizeof(out));
     if (st == -1 || (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !out[0]) ||
         pp_report_find_perf(NULL, perf, cap) < 0) {
         if (strcmp(want, "perf") != 0)
@@ -170,13 +122,22 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
         return;
     }
     say(d, "ok", "perf", "%s (%s)", perf, out);
-    st = capture(build, out, sizeof(out));
-    if (st == 0 && (strstr(out, "dwarf: [ on") || strstr(out, "libdw-dwarf-unwind: [ on") ||
-                    strstr(out, "libunwind: [ on")))
-        say(d, "ok", "perf DWARF unwinding", "built in (jit mode can unwind Python stacks)");
-    else if (st == 0)
+    switch (pp_perf_unwinder(perf)) {
+    case PP_UNWIND_LIBUNWIND:
+        say(d, "ok", "perf DWARF unwinding", "libunwind: jit mode gives whole Python stacks "
+            "(dumps anywhere); perf-map mode without frame pointers names the innermost "
+            "Python function only");
+        break;
+    case PP_UNWIND_LIBDW:
+        say(d, "ok", "perf DWARF unwinding", "libdw: jit mode gives whole Python stacks "
+            "(its dumps must be in /tmp, where `perfpy record` puts them); perf-map mode "
+            "names Python functions only with frame-pointer call graphs (an interpreter "
+            "built with frame pointers)");
+        break;
+    default:
         say(d, "FAIL", "perf DWARF unwinding", "this perf was built without libdw/libunwind: "
             "jit mode cannot unwind; install a distribution perf (apt-get install linux-perf)");
+    }
     if (!mkdtemp(tmp)) {
         say(d, "FAIL", "perf record", "cannot make a temporary directory in /tmp: %s",
             strerror(errno));
@@ -186,7 +147,7 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     {
         char *rec[] = {perf, "record", "-q", "--no-bpf-event", "-k", "1", "-e", "cpu-clock",
                        "--call-graph", "dwarf,4096", "-o", data, "--", "true", NULL};
-        st = capture(rec, out, sizeof(out));
+        st = pp_capture(rec, out, sizeof(out));
     }
     unlink(data);
     if (st == 0) {
@@ -206,7 +167,7 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     if (*usable) {
         char *kern[] = {perf, "record", "-q", "--no-bpf-event", "-e", "cpu-clock:k", "-o",
                         data, "--", "true", NULL};
-        st = capture(kern, out, sizeof(out));
+        st = pp_capture(kern, out, sizeof(out));
         unlink(data);
         if (st == 0)
             say(d, "ok", "kernel frames", "permitted (kernel functions appear in stacks)");
@@ -218,7 +179,7 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     rmdir(tmp);
     {
         char *hw[] = {perf, "stat", "-x,", "-e", "cycles:u", "true", NULL};
-        st = capture(hw, out, sizeof(out));
+        st = pp_capture(hw, out, sizeof(out));
         if (st == 0 && !strstr(out, "not supported") && !strstr(out, "<not"))
             say(d, "ok", "hardware counters", "available");
         else
@@ -305,7 +266,7 @@ static void check_python(doctor *d, const char *python)
     char where[PATH_MAX + 8] = "";
     int major, minor, fp, st, used = 0;
 
-    st = capture(argv, out, sizeof(out));
+    st = pp_capture(argv, out, sizeof(out));
     if (st != 0) {
         first_line(out);
         say(d, "FAIL", "python", "cannot run %s (%s): give the interpreter to check, "
@@ -319,15 +280,15 @@ static void check_python(doctor *d, const char *python)
         return;
     }
     if (strcmp(impl, "cpython") != 0 || major != 3 || minor < 8) {
-        say(d, "FAIL", "python", "%s is %s %s; perfpy supports CPython 3.8 to 3.13", python,
+        say(d, "FAIL", "python", "%s is %s %s; perfpy supports CPython 3.8 to 3.15", python,
             impl, version);
         return;
     }
     first_line(out + used);
     if (used && out[used] && strcmp(out + used, python) != 0)
         snprintf(where, sizeof(where), " (%s)", out + used);
-    say(d, minor > 13 ? "warn" : "ok", "python", "%s%s is CPython %s%s", python, where,
-        version, minor > 13 ? " (newer than 3.13: untested)" : "");
+    say(d, minor > 15 ? "warn" : "ok", "python", "%s%s is CPython %s%s", python, where,
+        version, minor > 15 ? " (newer than 3.15: untested)" : "");
     say(d, "info", "frame pointers", fp ?
         "kept: `perfpy record` uses perf-map mode with frame-pointer stacks" :
         "omitted: `perfpy record` uses jit mode (jitdump + DWARF unwinding) for whole stacks");

@@ -34,6 +34,7 @@
 #include "cli.h"
 #include "options.h"
 #include "perf_data.h"
+#include "perf_probe.h"
 #include "report.h"
 
 #include <dirent.h>
@@ -276,9 +277,9 @@ static int check_program(char **argv, const char *libdir, interp_info *info)
         return 0;
     }
     if (!info->cpython)
-        return pp_fail("%s is not CPython; perfpy supports CPython 3.8 to 3.13", info->path);
+        return pp_fail("%s is not CPython; perfpy supports CPython 3.8 to 3.15", info->path);
     if (info->major != 3 || info->minor < 8)
-        return pp_fail("%s is Python %d.%d; perfpy supports CPython 3.8 to 3.13 (use a "
+        return pp_fail("%s is Python %d.%d; perfpy supports CPython 3.8 to 3.15 (use a "
                        "newer interpreter)", info->path, info->major, info->minor);
     snprintf(module, sizeof(module), "%s/perfpy%s", libdir, info->ext_suffix);
     if (access(module, R_OK) != 0)
@@ -716,8 +717,10 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 }
 
 /* The engine in each process wrote <dir>/perfpy-<pid>.lines: exactly the
- * processes whose /tmp/perf-<pid>.map perfpy must remove. */
-static void remove_maps(const char *dir)
+ * processes whose files in a shared directory (/tmp/perf-<pid>.map, and
+ * /tmp/jit-<pid>.dump when the dumps had to go to /tmp) perfpy removes.
+ * fmt has one %d, the pid. */
+static void remove_per_process(const char *dir, const char *fmt)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -726,10 +729,10 @@ static void remove_maps(const char *dir)
         return;
     while ((e = readdir(d)) != NULL) {
         int pid;
-        char tail[8], path[64];
+        char tail[8], path[PATH_MAX];
         if (sscanf(e->d_name, "perfpy-%d.%7s", &pid, tail) == 2 &&
             strcmp(tail, "lines") == 0) {
-            snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+            snprintf(path, sizeof(path), fmt, pid);
             unlink(path);
         }
     }
@@ -795,6 +798,61 @@ static int memory_dir(const char *recording_dir, char *buf, size_t cap)
     }
     return 0;
 }
+
+/* Frame-pointer call chains: the kernel's cap raised for the recording
+ * when perfpy may, or the depth the user gets and how to change it. */
+static void raise_max_stack(pp_max_stack *m)
+{
+    pp_max_stack_raise(m, PP_MAX_STACK_WANTED);
+    if (m->raised || m->now < 0 || m->now >= PP_MAX_STACK_WANTED)
+        return;
+    fprintf(stderr, "perfpy: note: the kernel cuts frame-pointer stacks at %d native frames "
+            "(kernel.perf_event_max_stack; about %d Python frames)%s%s%s; deeper stacks are "
+            "marked [truncated]: as root, `sysctl kernel.perf_event_max_stack=%d` before "
+            "recording, or --mode jit\n", m->now, m->now / 4,
+            m->err ? " and perfpy could not raise it: " : "",
+            m->err ? strerror(m->err) : "",
+            m->err == EBUSY ? " (another perf session is recording call graphs)" : "",
+            PP_MAX_STACK_WANTED);
+}
+
+static void restore_max_stack(pp_max_stack *m)
+{
+    int before = m->before, rc = pp_max_stack_restore(m);
+
+    if (rc < 0)
+        fprintf(stderr, "perfpy: warning: cannot put kernel.perf_event_max_stack back to %d: "
+                "%s; as root: sysctl kernel.perf_event_max_stack=%d\n", before,
+                strerror(-rc), before);
+}
+
+/* When many stacks are cut: why, and what would keep them whole. */
+static void explain_truncation(const pp_profile *p, int fp, long stack_size,
+                               const pp_max_stack *m)
+{
+    if (!p->samples || (double)p->truncated < 0.10 * (double)p->samples)
+        return;
+    if (fp && m->now >= 0 && m->now < PP_MAX_STACK_WANTED)
+        fprintf(stderr, "perfpy: many stacks are cut: the kernel stops frame-pointer "
+                "stacks at kernel.perf_event_max_stack=%d native frames; as root, `sysctl "
+                "kernel.perf_event_max_stack=%d` (perfpy raises it by itself when run as "
+                "root)\n", m->now, PP_MAX_STACK_WANTED);
+    else if (!fp)
+        fprintf(stderr, "perfpy: many stacks are cut: DWARF unwinding sees only the %ld "
+                "bytes of stack perf copies per sample (--stack-size), and with the hook "
+                "each Python call takes 0.5-0.8 KB of it (about 60 Python frames per 32 KiB "
+                "on 3.13, 40 on 3.14; docs/PERFORMANCE.md, \"Deep stacks\"); --stack-size "
+                "65528, the most perf copies, keeps about twice as deep (twice the data); "
+                "deeper stacks need an interpreter built with frame pointers, where "
+                "--mode perf follows them about 1,000 Python frames deep\n", stack_size);
+}
+
+/* Where a recording's jit dumps (and so perf inject's ELFs) go. */
+enum jit_place {
+    JIT_HERE = 0,   /* the recording directory (or FILE.jit/ for -f perf) */
+    JIT_MEMORY,     /* a private directory in /dev/shm, removed whole */
+    JIT_TMP,        /* /tmp itself, for perf with libdw: only our files removed */
+};
 
 /* ---- the command ---------------------------------------------------------------- */
 
@@ -898,7 +956,10 @@ int pp_cmd_record(int argc, char **argv)
     pp_report_opts ro = PP_REPORT_OPTS_INIT;
     pp_report_result rr;
     struct sigaction sa, old_int, old_term;
-    int rc, status, saved_stderr, exit_code, fp, jit_apart = 0, pid_r = -1, pid_w = -1;
+    int rc, status, saved_stderr, exit_code, fp, pid_r = -1, pid_w = -1;
+    enum jit_place jit_at = JIT_HERE;
+    pp_max_stack maxstack = {.before = -1, .now = -1};
+    pp_unwinder unwinder;
     char pidfdbuf[16];
     uint64_t finished;
 
@@ -908,6 +969,7 @@ int pp_cmd_record(int argc, char **argv)
         return PP_EXIT_FAIL;
     if (self_exe(self, sizeof(self)) < 0)
         return pp_fail("cannot find perfpy's own executable: %s", strerror(errno));
+    unwinder = pp_perf_unwinder(perf);
     memset(&info, 0, sizeof(info));
     if (o.argv) {
         if (pp_find_libdir(libdir, sizeof(libdir)) < 0)
@@ -923,6 +985,12 @@ int pp_cmd_record(int argc, char **argv)
         mode = info.known && info.frame_pointers ? "perf" : "jit";
     if (o.pid && strcmp(o.mode, "auto") == 0)
         mode = "jit";   /* an attached process: DWARF stacks work either way */
+    if (strcmp(mode, "perf") == 0 && !(info.known && info.frame_pointers) &&
+        unwinder == PP_UNWIND_LIBDW)
+        fprintf(stderr, "perfpy: warning: %s unwinds DWARF call graphs with libdw, which "
+                "finds no frame in perf-map trampolines: with an interpreter without frame "
+                "pointers this profile will name no Python function; --mode jit (or auto) "
+                "gives whole Python stacks\n", perf);
     if (o.output)
         snprintf(output, sizeof(output), "%s", o.output);
     else
@@ -938,7 +1006,14 @@ int pp_cmd_record(int argc, char **argv)
                        "to a writable directory", dir, strerror(errno));
     snprintf(data, sizeof(data), "%s/perf.data", dir);
     snprintf(jitdir, sizeof(jitdir), "%s", dir);
-    if (strcmp(o.format->name, "perf") == 0) {
+    if (o.argv && strcmp(mode, "jit") == 0 && unwinder == PP_UNWIND_LIBDW) {
+        /* libdw unwinds through perf inject's ELFs only under /tmp/jitted-
+         * (perf_probe.h): the dumps go to /tmp itself, inject writes its
+         * ELFs next to them, and only this recording's files are removed
+         * (by pid, from the line sidecars; the ELFs by pp_report). */
+        snprintf(jitdir, sizeof(jitdir), "%s", PP_LIBDW_JIT_DIR);
+        jit_at = JIT_TMP;
+    } else if (strcmp(o.format->name, "perf") == 0) {
         /* perf report finds the jitted ELFs by the paths inject wrote:
          * they must outlive the recording directory. */
         char *abs = realpath(".", NULL);
@@ -953,7 +1028,7 @@ int pp_cmd_record(int argc, char **argv)
         }
     } else if (o.argv && strcmp(mode, "jit") == 0 &&
                memory_dir(dir, jitdir, sizeof(jitdir)) == 0) {
-        jit_apart = 1;
+        jit_at = JIT_MEMORY;
     }
 
     if (o.argv) {
@@ -994,6 +1069,8 @@ int pp_cmd_record(int argc, char **argv)
             o.pid ? "the process" : o.argv[0], mode, o.rate,
             strcmp(mode, "perf") == 0 && fp ? "frame-pointer" : "DWARF",
             o.pid ? "; Ctrl-C stops" : "");
+    if (strcmp(mode, "perf") == 0 && fp)
+        raise_max_stack(&maxstack);
     rc = start_perf(pargv, &st);
     close(saved_stderr);
     if (pid_w >= 0)
@@ -1002,10 +1079,12 @@ int pp_cmd_record(int argc, char **argv)
     if (rc < 0) {
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
+        restore_max_stack(&maxstack);
         rc = pp_fail("cannot start perf: %s", strerror(-rc));
         goto fail_early;
     }
     supervise(&st, o.duration);
+    restore_max_stack(&maxstack);
     close(st.err_fd);
     wait_program(&st, pid_r);
     if (pid_r >= 0)
@@ -1060,21 +1139,26 @@ int pp_cmd_record(int argc, char **argv)
         fprintf(stderr, "perfpy: the recording is kept: %s%s%s%s\n"
                 "perfpy: write the profile once the problem is fixed with:\n"
                 "  perfpy report -f %s -o %s %s\n",
-                dir, jit_apart ? " (its jit dumps: " : "", jit_apart ? jitdir : "",
-                jit_apart ? ")" : "", o.format->name, output, data);
+                dir, jit_at ? " (its jit dumps: " : "",
+                jit_at == JIT_MEMORY ? jitdir : jit_at == JIT_TMP ? "/tmp/jit-<pid>.dump" : "",
+                jit_at ? ")" : "", o.format->name, output, data);
         pp_report_result_free(&rr);
         return PP_EXIT_FAIL;
     }
     pp_report_print_summary(stderr, &rr, 10);
+    explain_truncation(&rr.profile, strcmp(mode, "perf") == 0 && fp, o.stack_size, &maxstack);
     pp_report_result_free(&rr);
     if (strcmp(mode, "perf") == 0 && !o.pid)
-        remove_maps(dir);
+        remove_per_process(dir, "/tmp/perf-%d.map");
     if (o.keep) {
         fprintf(stderr, "perfpy: recording and intermediate files kept in %s%s%s\n", dir,
-                jit_apart ? " and " : "", jit_apart ? jitdir : "");
+                jit_at ? " and " : "",
+                jit_at == JIT_MEMORY ? jitdir : jit_at == JIT_TMP ? "/tmp/jit-<pid>.dump" : "");
     } else {
+        if (jit_at == JIT_TMP)
+            remove_per_process(dir, PP_LIBDW_JIT_DIR "/jit-%d.dump");
         nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-        if (jit_apart)
+        if (jit_at == JIT_MEMORY)
             nftw(jitdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     }
     exit_code = st.stopped ? PP_EXIT_OK : status;
@@ -1082,11 +1166,13 @@ int pp_cmd_record(int argc, char **argv)
 
 fail_early:
     if (o.argv && strcmp(mode, "perf") == 0)
-        remove_maps(dir);
+        remove_per_process(dir, "/tmp/perf-%d.map");
+    if (jit_at == JIT_TMP)
+        remove_per_process(dir, PP_LIBDW_JIT_DIR "/jit-%d.dump");
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    if (jit_apart)
+    if (jit_at == JIT_MEMORY)
         nftw(jitdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    if (strcmp(o.format->name, "perf") == 0)
+    if (strcmp(o.format->name, "perf") == 0 && jit_at == JIT_HERE)
         rmdir(jitdir);
     return rc;
 }

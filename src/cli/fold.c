@@ -26,6 +26,11 @@
  *     with stacks that really start there. (In perf-map mode on interpreters
  *     without frame pointers this is most samples: honest, and the reason
  *     jitdump mode exists.) An empty call chain is "[truncated];[unknown]".
+ *     A frame-pointer walk through a libc built without frame pointers
+ *     goes on past the interpreter's entry (Py_BytesMain, its thread
+ *     wrapper, __libc_start_call_main) into a few addresses perf cannot
+ *     name: when only unnamed frames lie rootward of an ENTRY frame, the
+ *     stack reached its origin; those frames are dropped and it is whole.
  *  3. Python frames ("py::<qualname>:<filename>") become
  *     "qualname (filename:line)", the def line taken from the
  *     perfpy-<pid>.lines sidecar (the frame's address falls in one of its
@@ -66,6 +71,8 @@ enum {
     C_STARTUP = 1 << 3,   /* process/thread start-up (by name or DSO) */
     C_ROOT = 1 << 4,      /* where a complete stack ends (by name) */
     C_KERNEL = 1 << 5,    /* kernel code (by DSO or address) */
+    C_ENTRY = 1 << 6,     /* the interpreter's entry: only start-up code is rootward */
+    C_UNNAMED = 1 << 7,   /* "[unknown]": perf found no symbol */
 };
 
 typedef struct rule {
@@ -79,7 +86,7 @@ static const rule name_rules[] = {
     {"_start", 0, C_ROOT | C_STARTUP},
     {"_dl_start", 1, C_ROOT | C_STARTUP},
     {"__libc_start_main", 1, C_ROOT | C_STARTUP},
-    {"__libc_start_call_main", 0, C_ROOT | C_STARTUP},
+    {"__libc_start_call_main", 0, C_ROOT | C_STARTUP | C_ENTRY},
     {"main", 0, C_ROOT | C_STARTUP},
     {"clone", 0, C_ROOT | C_STARTUP},
     {"clone3", 0, C_ROOT | C_STARTUP},
@@ -118,9 +125,9 @@ static const rule name_rules[] = {
     {"vectorcall_method", 0, C_PLUMB},
     {"_PyEval_EvalFrameDefault.cold", 0, C_PLUMB},
     /* STARTUP: how the interpreter reaches the first Python frame */
-    {"Py_BytesMain", 0, C_STARTUP},
-    {"Py_Main", 0, C_STARTUP},
-    {"Py_RunMain", 0, C_STARTUP},
+    {"Py_BytesMain", 0, C_STARTUP | C_ENTRY},
+    {"Py_Main", 0, C_STARTUP | C_ENTRY},
+    {"Py_RunMain", 0, C_STARTUP | C_ENTRY},
     {"pymain_", 1, C_STARTUP},
     {"PyRun_", 1, C_STARTUP},
     {"_PyRun_", 1, C_STARTUP},
@@ -129,7 +136,7 @@ static const rule name_rules[] = {
     {"run_eval_code_obj", 0, C_STARTUP},
     {"builtin_exec", 1, C_STARTUP},
     {"thread_run", 0, C_STARTUP},
-    {"pythread_wrapper", 0, C_STARTUP},
+    {"pythread_wrapper", 0, C_STARTUP | C_ENTRY},
     {"t_bootstrap", 0, C_STARTUP},
 };
 
@@ -332,6 +339,8 @@ static int64_t raw_of(pp_folder *f, const char *sym, size_t sl, const char *dso,
         id = -1;      /* made on first use: with a line, or without (python_frame) */
     } else {
         r->bits = name_bits(sym, sl) | dso_bits(dso, dl);
+        if (sl == 9 && memcmp(sym, "[unknown]", 9) == 0)
+            r->bits |= C_UNNAMED;
         if (ip >= KERNEL_MIN_IP)
             r->bits |= C_KERNEL;
         id = pp_profile_frame(f->p, (r->bits & C_KERNEL) ? PP_FRAME_KERNEL : PP_FRAME_NATIVE,
@@ -691,13 +700,32 @@ static void remember_raw(pp_folder *f, uint32_t key, uint32_t ri)
     f->raw_of_key[key] = ri + 1;
 }
 
+/* Rule 2's frame-pointer case: the number of frames to keep (leaf first)
+ * once the unnamed frames rootward of an ENTRY frame are cut; *entry says
+ * whether that happened. */
+static size_t cut_past_entry(const pp_folder *f, size_t n, int *entry)
+{
+    *entry = 0;
+    for (size_t k = n; k-- > 0;) {
+        unsigned b = f->raws[f->rawof[k]].bits;
+        if (b & C_UNNAMED)
+            continue;
+        if (b & C_ENTRY) {
+            *entry = 1;
+            return k + 1;
+        }
+        break;
+    }
+    return n;
+}
+
 int pp_fold_sample(void *folder, const pp_script_sample *s)
 {
     pp_folder *f = folder;
     const pp_script_frame *fr = s->frames;
     size_t n = 0, nids = 0;
     long lo = -1, hi = -1;
-    int truncated, any_real = 0;
+    int truncated, entry, any_real = 0;
     int64_t id;
 
     note_sample(f, s);
@@ -736,7 +764,9 @@ int pp_fold_sample(void *folder, const pp_script_sample *s)
         }
     }
     /* rule 2 */
-    truncated = n == 0 || s->frames_dropped || !(f->raws[f->rawof[n - 1]].bits & C_ROOT);
+    n = cut_past_entry(f, n, &entry);
+    truncated = n == 0 || s->frames_dropped ||
+                !(entry || (f->raws[f->rawof[n - 1]].bits & C_ROOT));
     if (truncated) {
         if ((id = marker(f, &f->mark_truncated, PP_MARK_TRUNCATED)) < 0)
             return (int)id;

@@ -74,6 +74,38 @@ TEST(fold_truncated_stack_is_marked)
     free(out);
 }
 
+/* Debian's 3.15 keeps frame pointers, its libc does not: the walk reaches
+ * the interpreter's entry and ends in a few addresses perf cannot name. */
+TEST(fold_frame_pointer_walk_past_the_entry_is_whole)
+{
+    char *out = fold_to_collapsed(HDR
+                                  "\t  7f0000001009 py::foo:/app/x.py " MAP "\n"
+                                  "\t  7f0000001039 py::<module>:/app/x.py " MAP "\n"
+                                  "\t  302610 Py_BytesMain " LIBPY "\n"
+                                  "\t  27249 __libc_start_call_main (/usr/lib/libc.so.6)\n"
+                                  "\t  5 [unknown] ([unknown])\n"
+                                  "\t  7f00dead0000 [unknown] (/usr/lib/libc.so.6)\n\n"
+                                  /* a thread: its wrapper, then junk */
+                                  HDR
+                                  "\t  7f0000001009 py::foo:/app/x.py " MAP "\n"
+                                  "\t  4000 pythread_wrapper " LIBPY "\n"
+                                  "\t  6 [unknown] ([unknown])\n\n"
+                                  /* named frames past the entry: not junk, truncated */
+                                  HDR
+                                  "\t  7f0000001009 py::foo:/app/x.py " MAP "\n"
+                                  "\t  302610 Py_BytesMain " LIBPY "\n"
+                                  "\t  7 something_else (/usr/lib/libc.so.6)\n\n"
+                                  /* junk with no entry before it: truncated */
+                                  HDR
+                                  "\t  7f0000001009 py::foo:/app/x.py " MAP "\n"
+                                  "\t  8 [unknown] ([unknown])\n\n", NULL);
+    ASSERT_EQ_STR(out, "<module> (/app/x.py);foo (/app/x.py) 1\n"
+                       "[truncated];[unknown];foo (/app/x.py) 1\n"
+                       "[truncated];foo (/app/x.py) 1\n"
+                       "foo (/app/x.py) 1\n");
+    free(out);
+}
+
 TEST(fold_native_below_and_between_python)
 {
     char *out = fold_to_collapsed(
