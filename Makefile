@@ -3,7 +3,8 @@
 #   make                 the CLI (build/perfpy) and the module for every CPython 3.8+ found
 #   make PYTHONS="/path/to/python3.10 ..."   only for these interpreters
 #   make demo            profile the bundled example (examples/example.py)
-#   make test            the whole test suite (installs missing test tools first)
+#   make test            the whole test suite (installs missing test tools first), on
+#                        this machine and in a Debian sid root (WORLDS=host to skip it)
 #   make install [PREFIX=/usr/local] [DESTDIR=]   CLI, man page, module for every interpreter
 #   make install PYTHON=/path/to/python           module + startup hook into one interpreter/venv
 #   make asan | ubsan    unit tests, fuzz replays and one interpreter's integration tests
@@ -123,9 +124,12 @@ deps:
 
 # deps first, then a fresh make: a parallel make would build before the
 # compiler is installed, and the interpreters found change once deps ran.
+# WORLDS: host (this machine) and sid (a Debian sid root with today's
+# CPython and perf, made once by scripts/sidroot; see tests/run-all).
+WORLDS ?= host,sid
 test: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/unit-tests $(FUZZ_REPLAY)
-	@tests/run-all $(BUILD)
+	@tests/run-all $(BUILD) --worlds $(WORLDS)
 
 demo:
 	@scripts/deps.sh --demo

@@ -95,11 +95,13 @@ static void help(FILE *out)
             "                        interpreter keeps frame pointers, else jit; perf:\n"
             "                        names from /tmp/perf-<pid>.map (without frame\n"
             "                        pointers, stacks stop at the innermost Python\n"
-            "                        function); jit: jitdump + DWARF unwinding, whole\n"
+            "                        function with a perf using libunwind, and name no\n"
+            "                        Python function with one using libdw, as perf 7\n"
+            "                        does); jit: jitdump + DWARF unwinding, whole\n"
             "                        stacks without frame pointers\n"
             "      --stack-size BYTES  stack copied per sample for DWARF unwinding, a\n"
-            "                        multiple of 8 up to %d (default: %d, about 50\n"
-            "                        Python frames)\n"
+            "                        multiple of 8 up to %d (default: %d, about 60\n"
+            "                        Python frames on 3.13, 40 on 3.14+)\n"
             "      --native          keep C, libc and kernel frames (default)\n"
             "      --no-native       Python frames only (default: off)\n"
             "      --inline          keep C functions the compiler inlined (shown as\n"
@@ -115,7 +117,10 @@ static void help(FILE *out)
             "  TMPDIR                where the recording directory goes (default: /tmp;\n"
             "                        then, in jit mode, if /tmp is on disk and /dev/shm is\n"
             "                        a memory filesystem with 1 GiB free, the dumps and\n"
-            "                        the files perf inject makes from them go to /dev/shm)\n"
+            "                        the files perf inject makes from them go to /dev/shm;\n"
+            "                        with a perf that unwinds with libdw they go to /tmp\n"
+            "                        itself, the only place its unwinder reads them, and\n"
+            "                        only this recording's files are removed)\n"
             "\n"
             "exit status:\n"
             "  the program's own (0 when --duration or Ctrl-C stopped it); 1 if perfpy\n"
@@ -718,9 +723,9 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 
 /* The engine in each process wrote <dir>/perfpy-<pid>.lines: exactly the
  * processes whose files in a shared directory (/tmp/perf-<pid>.map, and
- * /tmp/jit-<pid>.dump when the dumps had to go to /tmp) perfpy removes.
- * fmt has one %d, the pid. */
-static void remove_per_process(const char *dir, const char *fmt)
+ * /tmp/jit-<pid>.dump when the dumps had to go to /tmp) are this
+ * recording's. fmt has one %d, the pid; fn gets each existing path. */
+static void per_process(const char *dir, const char *fmt, void (*fn)(const char *path))
 {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -733,10 +738,26 @@ static void remove_per_process(const char *dir, const char *fmt)
         if (sscanf(e->d_name, "perfpy-%d.%7s", &pid, tail) == 2 &&
             strcmp(tail, "lines") == 0) {
             snprintf(path, sizeof(path), fmt, pid);
-            unlink(path);
+            if (access(path, F_OK) == 0)
+                fn(path);
         }
     }
     closedir(d);
+}
+
+static void unlink_path(const char *path)
+{
+    unlink(path);
+}
+
+static void say_kept(const char *path)
+{
+    fprintf(stderr, "perfpy: kept %s\n", path);
+}
+
+static void remove_per_process(const char *dir, const char *fmt)
+{
+    per_process(dir, fmt, unlink_path);
 }
 
 /* ---- where the dumps go ----------------------------------------------------------- */
@@ -1148,8 +1169,15 @@ int pp_cmd_record(int argc, char **argv)
     pp_report_print_summary(stderr, &rr, 10);
     explain_truncation(&rr.profile, strcmp(mode, "perf") == 0 && fp, o.stack_size, &maxstack);
     pp_report_result_free(&rr);
-    if (strcmp(mode, "perf") == 0 && !o.pid)
-        remove_per_process(dir, "/tmp/perf-%d.map");
+    if (strcmp(mode, "perf") == 0 && !o.pid) {
+        if (strcmp(o.format->name, "perf") == 0) {
+            /* perf report names the trampolines from the maps, later */
+            per_process(dir, "/tmp/perf-%d.map", say_kept);
+            fprintf(stderr, "perfpy: `perf report -i %s` reads the kept perf maps (remove "
+                    "them when done)\n", output);
+        } else
+            remove_per_process(dir, "/tmp/perf-%d.map");
+    }
     if (o.keep) {
         fprintf(stderr, "perfpy: recording and intermediate files kept in %s%s%s\n", dir,
                 jit_at ? " and " : "",

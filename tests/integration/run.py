@@ -34,40 +34,51 @@ def run_module(args):
         return name, 0, 1, 0, "FAIL  %s (import): %s\n" % (name, e), 0.0
 
     class Result(unittest.TextTestResult):
-        failed_tests = set()
+        """Counts units: a test without subtests is one, a test with
+        subtests is one per subtest; each unit passes, fails or is skipped
+        exactly once."""
+        counts = {"passed": 0, "failed": 0, "skipped": 0}
+        with_subtests = set()
 
         def addSubTest(self, test, subtest, err):
             super().addSubTest(test, subtest, err)
-            if err is not None:
-                self.failed_tests.add(test.id())
+            self.with_subtests.add(test.id())
+            if err is None:
+                self.counts["passed"] += 1
+            else:
+                self.counts["failed"] += 1
                 out.write("FAIL  %s\n%s\n" % (subtest.id(),
                                                self._exc_info_to_string(err, test)))
 
         def addSuccess(self, test):
             super().addSuccess(test)
-            if test.id() not in self.failed_tests:
+            if test.id() not in self.with_subtests:
+                self.counts["passed"] += 1
                 out.write("ok    %s\n" % test.id())
 
         def addFailure(self, test, err):
             super().addFailure(test, err)
+            self.counts["failed"] += 1
             out.write("FAIL  %s\n%s\n" % (test.id(), self._exc_info_to_string(err, test)))
 
         def addError(self, test, err):
             super().addError(test, err)
+            self.counts["failed"] += 1
             out.write("ERROR %s\n%s\n" % (test.id(), self._exc_info_to_string(err, test)))
 
         def addSkip(self, test, reason):
             super().addSkip(test, reason)
+            parent = getattr(test, "test_case", None)
+            if parent is not None:
+                self.with_subtests.add(parent.id())
+            self.counts["skipped"] += 1
             out.write("skip  %s: %s\n" % (test.id(), reason))
 
     runner = unittest.TextTestRunner(stream=io.StringIO(), resultclass=Result,
                                      verbosity=0)
-    r = runner.run(suite)
-    # A test with failing subtests counts once per failing subtest.
-    failed = len(r.failures) + len(r.errors)
-    failed_ids = {t.id() for t, _ in r.failures + r.errors} | Result.failed_tests
-    passed = r.testsRun - len(failed_ids) - len(r.skipped)
-    return (name, passed, failed, len(r.skipped), out.getvalue(), time.time() - t0)
+    runner.run(suite)
+    c = Result.counts
+    return (name, c["passed"], c["failed"], c["skipped"], out.getvalue(), time.time() - t0)
 
 
 def main():
@@ -99,8 +110,11 @@ def main():
         passed, failed, skipped = run_all(modules, a)
     finally:
         shutil.rmtree(buildids, ignore_errors=True)
-    print("%d skipped" % skipped)
-    print("%d passed, %d failed" % (passed, failed))
+    if passed + failed + skipped == 0:
+        print("no test ran%s: counted as a failure" %
+              (" (nothing matches -k %s)" % a.pattern if a.pattern else ""))
+        failed = 1
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 1 if failed else 0
 
 

@@ -149,6 +149,72 @@ def perf_problem():
     return _perf_state or None
 
 
+_unwinder = None
+
+
+def perf_unwinder():
+    """What perf unwinds DWARF call graphs with: "libunwind", "libdw" or
+    "none" (the rule of src/cli/perf_probe.c: libunwind wins when both are
+    built in). libdw takes perf inject's ELFs for JIT code only under
+    /tmp/jitted-, and finds no frame in perf-map trampolines."""
+    global _unwinder
+    if _unwinder is None:
+        p = run(["perf", "version", "--build-options"], timeout=60)
+        text = p.stdout if p.returncode == 0 else ""
+        on = lambda name: re.search(r"(^|\s)%s: \[ on" % re.escape(name), text, re.M)
+        if not text:
+            _unwinder = "libunwind"
+        elif on("libunwind"):
+            _unwinder = "libunwind"
+        elif on("libdw-dwarf-unwind") or on("dwarf-unwind"):
+            _unwinder = "libdw"
+        else:
+            _unwinder = "none"
+    return _unwinder
+
+
+def keeps_frame_pointers(py):
+    """Whether the interpreter was built with -fno-omit-frame-pointer
+    (perfpy record's own probe asks the same question)."""
+    code = ("import sysconfig; print(int(any('-fno-omit-frame-pointer' in "
+            "(sysconfig.get_config_var(k) or '') for k in ('CFLAGS', 'PY_CFLAGS', "
+            "'PY_CFLAGS_NODIST', 'CONFIGURE_CFLAGS'))))")
+    p = run([py.real, "-S", "-c", code], timeout=60)
+    return p.stdout.strip() == "1"
+
+
+def perf_map_mode_names_nothing(py):
+    """Why perf-map mode cannot name Python functions here, or None: with a
+    perf that unwinds with libdw and an interpreter without frame pointers
+    (README, modes)."""
+    if perf_unwinder() == "libdw" and not keeps_frame_pointers(py):
+        return ("perf-map mode names no Python function with perf's libdw unwinder "
+                "on an interpreter without frame pointers (README, modes)")
+    return None
+
+
+def jit_dump_dir(private):
+    """Where a test's jit dumps go: its own directory, or /tmp itself with a
+    perf that unwinds with libdw (what perfpy record does)."""
+    return "/tmp" if perf_unwinder() == "libdw" else private
+
+
+def remove_jit_files(lines_dir):
+    """After a recording whose dumps went to /tmp: each process's dump and
+    perf inject's ELFs, found by the pids of the engine's line sidecars
+    (PERFPY_LINES_DIR=lines_dir), as perfpy record finds them."""
+    for name in os.listdir(lines_dir) if os.path.isdir(lines_dir) else ():
+        m = re.match(r"perfpy-(\d+)\.lines$", name)
+        if not m:
+            continue
+        pid = m.group(1)
+        for path in ["/tmp/jit-%s.dump" % pid] + glob.glob("/tmp/jitted-%s-*.so" % pid):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+
 def needs_perf(test):
     """Decorator: fail loudly in CI if perf is broken, skip elsewhere."""
     def wrapper(self, *a, **kw):
@@ -179,6 +245,8 @@ class TempDirTest(unittest.TestCase):
                     os.unlink(pattern % pid)
                 except FileNotFoundError:
                     pass
+            for path in glob.glob("/tmp/jitted-%d-*.so" % pid):   # libdw: jit_dump_dir
+                os.unlink(path)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def own(self, *pids):

@@ -291,6 +291,11 @@ class PerfRecordTest(TempDirTest):
                 with_foo = [s for s in py_samples
                             if any(support.strip_offset(f).startswith("py::foo:" + EXAMPLE)
                                    for f in s[1])]
+                if support.perf_unwinder() == "libdw":
+                    # libdw reports no frame in anonymous memory (README)
+                    self.assertGreater(len(samples), 50)
+                    self.assertEqual(with_foo, [], "libdw named foo: README says it cannot")
+                    continue
                 self.assertGreater(len(py_samples), 50)
                 self.assertGreaterEqual(len(with_foo) / len(py_samples), 0.5,
                                         "%d of %d" % (len(with_foo), len(py_samples)))

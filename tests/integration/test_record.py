@@ -9,6 +9,7 @@ recording directory perfpy makes is checked to be gone afterwards; the
 /tmp files the engine writes are checked by the pids the programs print.
 """
 import glob
+import tempfile
 import os
 import re
 import shutil
@@ -77,7 +78,7 @@ class WholeStacks(RecordTest):
                 p = self.record(["-r", "999", "-f", "collapsed", "-o", out],
                                 [py.path, "-c",
                                  "import os, runpy, sys; print('pid', os.getpid(), flush=True);"
-                                 "sys.argv = [%r, '3000000']; runpy.run_path(%r, run_name='__main__')"
+                                 "sys.argv = [%r, '6000000']; runpy.run_path(%r, run_name='__main__')"
                                  % (EXAMPLE, EXAMPLE)])
                 self.assertEqual(p.returncode, 0, p.stderr[-3000:])
                 stacks = collapsed_counts(out)
@@ -122,7 +123,11 @@ class Formats(RecordTest):
         self.assertTrue(root.tag.endswith("svg"))
         # perf: perf report reads it and names the Python functions (the
         # jitted ELFs it needs are kept beside it, in p.perf.data.jit/)
+        # (perf-map mode, on an interpreter with frame pointers: the maps it
+        # needs are kept in /tmp and named)
         rep = run(["perf", "report", "-i", outs["perf"], "--stdio", "--sort", "sym"])
+        for path in re.findall(r"^perfpy: kept (/tmp/perf-\d+\.map)$", p.stderr, re.M):
+            os.unlink(path)
         self.assertEqual(rep.returncode, 0, rep.stderr)
         self.assertIn("py::foo:" + EXAMPLE, rep.stdout)
         why = js_problem()
@@ -263,7 +268,8 @@ class Stopping(RecordTest):
             [py.path, "-c", "import os, time\nprint('pid', os.getpid(), flush=True)\n"
              "def spinning():\n    return sum(range(1000))\n"
              "end = time.time() + 60\nwhile time.time() < end: spinning()"],
-            env=dict(os.environ, PYTHONPATH=LIBDIR, PERFPY="jit", PERFPY_JITDUMP_DIR=self.tmp),
+            env=dict(os.environ, PYTHONPATH=LIBDIR, PERFPY="jit",
+                     PERFPY_JITDUMP_DIR=support.jit_dump_dir(self.tmp)),
             stdout=subprocess.PIPE, universal_newlines=True)
         try:
             pid = int(target.stdout.readline().split()[1])
@@ -297,7 +303,33 @@ class WhereDumpsGo(RecordTest):
         return m.group(1), m.group(2), rep.group(1) if rep else None
 
     @needs_perf
+    def test_dumps_in_tmp_itself_with_libdw(self):
+        """perf 7's libdw unwinds through inject's ELFs only under
+        /tmp/jitted-: the dumps go to /tmp, and only this recording's are
+        removed (a stranger's dump in /tmp stays)."""
+        if support.perf_unwinder() != "libdw":
+            self.skipTest("perf unwinds with %s here: dumps go to /dev/shm or the recording "
+                          "directory (the test below)" % support.perf_unwinder())
+        py = interpreters()[-1]
+        stranger = tempfile.NamedTemporaryFile(dir="/tmp", prefix="jitted-1-", suffix=".so")
+        try:
+            out = self.out("libdw.txt")
+            p = self.record(["--mode", "jit", "-f", "collapsed", "-o", out],
+                            [py.path, "-c", self.RUNNER], env={"TMPDIR": None})
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            pid = int(re.search(r"^pid (\d+)$", p.stdout, re.M).group(1))
+            self.assertTrue(any(whole_chain(s) for s in collapsed_counts(out)), p.stderr)
+            self.assertFalse(os.path.exists("/tmp/jit-%d.dump" % pid))
+            self.assertEqual(glob.glob("/tmp/jitted-%d-*.so" % pid), [])
+            self.assertTrue(os.path.exists(stranger.name), "a file not ours was removed")
+        finally:
+            stranger.close()
+
+    @needs_perf
     def test_dumps_in_dev_shm_only_when_tmpdir_is_unset(self):
+        if support.perf_unwinder() == "libdw":
+            self.skipTest("perf unwinds with libdw here: dumps go to /tmp itself "
+                          "(test_dumps_in_tmp_itself_with_libdw)")
         if not os.path.isdir("/dev/shm") or \
                 subprocess.run(["stat", "-f", "-c", "%T", "/dev/shm"], stdout=subprocess.PIPE,
                                universal_newlines=True).stdout.strip() != "tmpfs":

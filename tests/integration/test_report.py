@@ -22,6 +22,7 @@ import subprocess
 import unittest
 import xml.etree.ElementTree as ET
 
+import support
 from support import (def_lines, BUILD, EXAMPLES, PERFPY, ROOT, TempDirTest, interpreters,
                      needs_perf, run)
 
@@ -51,7 +52,8 @@ def record(test, py, args, mode="perf", env=None, freq=999, timeout=300):
     """perf record around `perfpy run`; returns (perf.data path, run result).
     Marks the recorded pids as the test's own (their /tmp files go in tearDown)."""
     data = os.path.join(test.tmp, "perf-%s.data" % mode)
-    full_env = {"PERFPY_LINES_DIR": test.tmp, "PERFPY_JITDUMP_DIR": test.tmp}
+    full_env = {"PERFPY_LINES_DIR": test.tmp,
+                "PERFPY_JITDUMP_DIR": support.jit_dump_dir(test.tmp)}
     full_env.update(env or {})
     p = run(["perf", "record", "-q", "--no-bpf-event", "-k", "1", "-F", str(freq),
              "--call-graph", "dwarf,16384", "-o", data, "--",
@@ -160,8 +162,10 @@ class ReportSplit(TempDirTest):
             self.skipTest("no interpreter built")
         for py in {pys[0].path: pys[0], pys[-1].path: pys[-1]}.values():
             with self.subTest(py=py.label):
+                # perf-map mode where it names Python functions, else jit
+                mode = "jit" if support.perf_map_mode_names_nothing(py) else "perf"
                 data, p = record(self, py, [os.path.join(PROGRAMS, "report_split.py"), "6"],
-                                 freq=999)
+                                 mode=mode, freq=999)
                 m = re.search(r"SPLIT ([\d.]+) ([\d.]+)", p.stdout)
                 self.assertTrue(m, p.stdout + p.stderr[-2000:])
                 a, b = float(m.group(1)), float(m.group(2))
