@@ -45,6 +45,9 @@ int pp__is_active(void);                 /* in the calling interpreter */
  * serves (subinterpreters are refused). */
 int pp__serves_this_interpreter(void);
 const char *pp__backend_in_use(void);   /* NULL before the first activation */
+/* Whether CPython's own trampoline (3.12+) is the interpreter's evaluator
+ * now: 1, 0, or -1 with an exception (sys.is_stack_trampoline_active). */
+int pp__cpython_trampoline_on(void);
 void pp__after_fork_child(void);
 /* How many trampolines exist, and the extra index (for tests). */
 size_t pp__trampolines(void);

@@ -278,6 +278,30 @@ static inline void pp_error_restore(pp_saved_error *s)
 
 /* ---- CPython's own perf support ------------------------------------------ */
 
+/* Whether CPython's sys.activate_stack_trampoline and
+ * sys.deactivate_stack_trampoline refuse (RuntimeError "Trampoline cannot be
+ * initialized as a custom eval frame is already present") while another
+ * evaluator, perfpy's, is installed: 3.12 to 3.14. From 3.15 activation
+ * installs CPython's evaluator over perfpy's and chains to it (two
+ * trampolines per call, both naming it in /tmp/perf-<pid>.map), and
+ * deactivation puts back the evaluator CPython saved, removing perfpy's
+ * (measured on 3.15.2): perfpy then guards the two functions itself.
+ *
+ * Also from 3.13.12 and 3.14.3 (3.13.18, 3.14.10, 3.15.2 measured) each
+ * initialisation of CPython's trampoline adds a code watcher without
+ * removing the previous one (3.13/3.14: every sys.activate_stack_trampoline,
+ * even while on; 3.15: one after a deactivation); when its count of
+ * trampolines reaches zero in an older watcher's callback it clears the
+ * newest watcher, and the notification loop then calls NULL: a crash at
+ * exit (CPython issue 146522; `python -X perf` + one
+ * sys.activate_stack_trampoline + one new function is enough, no perfpy
+ * needed). So perfpy never calls either function: it takes CPython's
+ * evaluator over and hands it back by swapping the interpreter's pointer. */
+static inline int pp_cpython_refuses_over_hook(void)
+{
+    return PY_VERSION_HEX < 0x030F0000;
+}
+
 /* Whether this CPython handles the switch itself: "perf" (-X perf,
  * PYTHONPERFSUPPORT) from 3.12, "perf_jit" (-X perf_jit,
  * PYTHON_PERF_JIT_SUPPORT) from 3.13. */

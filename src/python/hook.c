@@ -15,6 +15,9 @@
  *
  * The evaluator the trampoline calls is whatever was installed before perfpy
  * (a debugger's hook, say), so other tools keep working: perfpy chains.
+ * CPython's own trampoline (3.12+) is the exception: perfpy takes it over
+ * (one trampoline per call, one writer of the perf map) and hands it back
+ * when it is deactivated, without calling CPython (compat.h says why).
  *
  * Rules kept here:
  * - one code-extra index for the life of the process (CPython allows ~254);
@@ -63,6 +66,7 @@ static struct {
     PyInterpreterState *interp;   /* the one interpreter perfpy serves */
     Py_ssize_t extra;             /* code-extra index, -1 until needed */
     pp_evaluator prev;            /* what trampolines call */
+    pp_evaluator cpython;         /* CPython's own, taken over: handed back */
     int active;
     int failed;                   /* a failure turned perfpy off for good */
     int fast_extra;               /* co_extra read directly (checked layout) */
@@ -316,37 +320,46 @@ static int open_engine(const pp_backend_ops *ops, pp_activation_error *e)
                  "other user's file or symlink sits at that path)", where);
 }
 
-/* On 3.12+, CPython's own trampoline may be on (-X perf): switch it off so
- * there is one hook, not two. */
-static int take_over_from_cpython(void)
+int pp__cpython_trampoline_on(void)
 {
-    PyObject *sys = PyImport_ImportModule("sys");
+    PyObject *f = PySys_GetObject("is_stack_trampoline_active");   /* borrowed */
     PyObject *r;
-    int active = 0;
+    int on;
 
-    if (!sys)
-        return -1;
-    if (!PyObject_HasAttrString(sys, "is_stack_trampoline_active")) {
-        Py_DECREF(sys);
+    if (!f)
         return 0;
-    }
-    r = PyObject_CallMethod(sys, "is_stack_trampoline_active", NULL);
-    if (r) {
-        active = PyObject_IsTrue(r);
-        Py_DECREF(r);
-    }
-    if (r && active == 1) {
-        r = PyObject_CallMethod(sys, "deactivate_stack_trampoline", NULL);
-        Py_XDECREF(r);
-    }
-    Py_DECREF(sys);
-    return r ? 0 : -1;
+    r = PyObject_CallObject(f, NULL);
+    if (!r)
+        return -1;
+    on = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return on;
+}
+
+/* Makes pp_eval the interpreter's evaluator. CPython's own trampoline, if
+ * it is on, is taken over, not chained to (one hook, one writer of
+ * /tmp/perf-<pid>.map) and not switched off through sys (see compat.h:
+ * CPython 3.13.12+ crashes at exit after re-initialising it): it is kept
+ * to be handed back by pp__deactivate. Another tool's hook is chained to. */
+static int install(PyInterpreterState *interp)
+{
+    pp_evaluator cur = pp_get_evaluator(interp);
+    int cpython;
+
+    if (cur == pp_eval)
+        return 0;
+    cpython = pp__cpython_trampoline_on();
+    if (cpython < 0)
+        return -1;
+    S.cpython = cpython ? cur : NULL;
+    S.prev = cpython ? pp_default_evaluator() : cur;
+    pp_set_evaluator(interp, pp_eval);
+    return 0;
 }
 
 int pp__activate(const pp_backend_ops *ops, pp_activation_error *e)
 {
     PyInterpreterState *interp = PyThreadState_Get()->interp;
-    pp_evaluator cur;
 
     memset(e, 0, sizeof(*e));
     if (interp != PyInterpreterState_Main())
@@ -378,14 +391,9 @@ int pp__activate(const pp_backend_ops *ops, pp_activation_error *e)
         return -1;
     S.ops = ops;
     S.interp = interp;
-    if (take_over_from_cpython() < 0) {
+    if (install(interp) < 0) {
         e->why = PP_ERR_PYTHON;
         return -1;
-    }
-    cur = pp_get_evaluator(interp);
-    if (cur != pp_eval) {
-        S.prev = cur;
-        pp_set_evaluator(interp, pp_eval);
     }
     S.failed = 0;
     S.active = 1;
@@ -402,8 +410,12 @@ void pp__deactivate(void)
     if (!pp__serves_this_interpreter())
         return;   /* a subinterpreter: perfpy never ran there */
     S.active = 0;
-    if (S.interp && pp_get_evaluator(S.interp) == pp_eval)
-        pp_set_evaluator(S.interp, S.prev ? S.prev : pp_default_evaluator());
+    if (S.interp && pp_get_evaluator(S.interp) == pp_eval) {
+        /* CPython's own trampoline, if perfpy took it over, is on again. */
+        pp_set_evaluator(S.interp, S.cpython ? S.cpython
+                                   : S.prev ? S.prev : pp_default_evaluator());
+        S.cpython = NULL;
+    }
     /* else another tool installed its hook over ours and chains to it:
      * pp_eval stays in that chain and passes frames straight through. */
 }
@@ -422,6 +434,9 @@ void pp__after_fork_child(void)
 {
     int rc;
 
+    /* CPython shuts its own trampoline down in a forked child (it restarts
+     * it only if it was the evaluator): nothing to hand back here. */
+    S.cpython = NULL;
     if (!S.engine)
         return;
     rc = pp_engine_fork_child(S.engine);

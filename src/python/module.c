@@ -53,6 +53,79 @@ static int raise_for(const pp_activation_error *e)
     return -1;
 }
 
+/* ---- sys's trampoline functions while perfpy is on ------------------------ */
+
+/* Up to 3.14 CPython's sys.activate_stack_trampoline and
+ * sys.deactivate_stack_trampoline refuse while perfpy's evaluator is
+ * installed. From 3.15 they would put CPython's trampoline over perfpy's
+ * (two per call) or remove perfpy's: there perfpy replaces the two in sys,
+ * at its first activation, by functions that refuse as CPython's did while
+ * perfpy is active and call CPython's otherwise. */
+static PyObject *sys_original[2];   /* activate, deactivate */
+
+static PyObject *sys_trampoline_call(int which, PyObject *args, PyObject *kw)
+{
+    if (pp__is_active()) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Trampoline cannot be initialized as a custom eval frame "
+                        "is already present (perfpy's trampoline is active: call "
+                        "perfpy.deactivate_stack_trampoline() first)");
+        return NULL;
+    }
+    return PyObject_Call(sys_original[which], args, kw);
+}
+
+static PyObject *sys_activate(PyObject *self, PyObject *args, PyObject *kw)
+{
+    return sys_trampoline_call(0, args, kw);
+}
+
+static PyObject *sys_deactivate(PyObject *self, PyObject *args, PyObject *kw)
+{
+    return sys_trampoline_call(1, args, kw);
+}
+
+static PyMethodDef sys_guards[2] = {
+    {"activate_stack_trampoline", (PyCFunction)(void (*)(void))sys_activate,
+     METH_VARARGS | METH_KEYWORDS,
+     "sys.activate_stack_trampoline, guarded by perfpy: refused while perfpy's\n"
+     "trampoline is active (as CPython 3.12-3.14 refuse), CPython's otherwise."},
+    {"deactivate_stack_trampoline", (PyCFunction)(void (*)(void))sys_deactivate,
+     METH_VARARGS | METH_KEYWORDS,
+     "sys.deactivate_stack_trampoline, guarded by perfpy: refused while perfpy's\n"
+     "trampoline is active (as CPython 3.12-3.14 refuse), CPython's otherwise."},
+};
+
+/* Installs the guards once, where CPython does not refuse by itself. */
+static int guard_sys_trampoline(void)
+{
+    static int done;
+
+    if (done || pp_cpython_refuses_over_hook())
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        PyObject *orig = PySys_GetObject(sys_guards[i].ml_name);   /* borrowed */
+        PyObject *f;
+        int rc;
+
+        if (!orig || sys_original[i])
+            continue;
+        f = PyCFunction_New(&sys_guards[i], NULL);
+        if (!f)
+            return -1;
+        Py_INCREF(orig);
+        rc = PySys_SetObject(sys_guards[i].ml_name, f);
+        Py_DECREF(f);
+        if (rc < 0) {
+            Py_DECREF(orig);
+            return -1;
+        }
+        sys_original[i] = orig;
+    }
+    done = 1;
+    return 0;
+}
+
 static int activate(const char *name)
 {
     const pp_backend_ops *ops = backend_named(name);
@@ -65,6 +138,10 @@ static int activate(const char *name)
     }
     if (pp__activate(ops, &e) < 0)
         return raise_for(&e);
+    if (guard_sys_trampoline() < 0) {
+        pp__deactivate();
+        return -1;
+    }
     return 0;
 }
 
@@ -175,21 +252,6 @@ static const char *perfpy_switch(void)
     return NULL;
 }
 
-/* Whether CPython's own trampoline (3.12+) is on. */
-static int cpython_trampoline_active(void)
-{
-    PyObject *r = PySys_GetObject("is_stack_trampoline_active");   /* borrowed */
-    int on = 0;
-
-    if (r)
-        r = PyObject_CallObject(r, NULL);
-    if (r)
-        on = PyObject_IsTrue(r) == 1;
-    Py_XDECREF(r);
-    PyErr_Clear();
-    return on;
-}
-
 static PyObject *startup(PyObject *self, PyObject *unused)
 {
     static const char *started;   /* the backend of the first call */
@@ -219,7 +281,7 @@ static PyObject *startup(PyObject *self, PyObject *unused)
                 s && PyUnicode_Check(s) && strncmp(PyUnicode_AsUTF8(s), "perfpy", 6) == 0
                     ? "" : "perfpy: ",
                 s && PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : "activation failed",
-                cpython_trampoline_active() ? "CPython's own perf support stays on"
+                pp__cpython_trampoline_on() == 1 ? "CPython's own perf support stays on"
                                             : "the program runs without perf support");
         Py_XDECREF(s);
         Py_XDECREF(type);

@@ -5,7 +5,9 @@ perfpy starts with the program (the hook scenarios start it themselves).
     python rel_coexist.py hook_before BACKEND   other hook first, then perfpy
     python rel_coexist.py hook_after BACKEND    perfpy first, other hook over it
     python [-X perf] rel_coexist.py cpython BACKEND    CPython's own trampoline
-                                                       (3.12+) on at start
+                                                       (3.12+) on at start or
+                                                       switched on before perfpy
+    python rel_coexist.py cpython_off BACKEND   sys's functions with perfpy off
     python rel_coexist.py subinterpreters KIND BACKEND   KIND: isolated | legacy
 
 BACKEND is perf or perf_jit. Prints "pid N", notes, and "ok SCENARIO".
@@ -70,26 +72,55 @@ def hook_after(backend):
     work_on_2()
 
 
+def both(perfpy_on, cpython_on, when):
+    """Both sides tell the truth: exactly one hook (or none) is on."""
+    got = (perfpy.is_stack_trampoline_active(), sys.is_stack_trampoline_active())
+    expect(got == (perfpy_on, cpython_on), "%s: perfpy %s, sys %s, expected %s, %s"
+           % ((when,) + got + (perfpy_on, cpython_on)))
+
+
 def cpython(backend):
-    cpython_at_start = sys.is_stack_trampoline_active()
+    """CPython's own trampoline, on at start (-X perf) or switched on here
+    before perfpy: perfpy takes it over and hands it back. sys's activate
+    and deactivate are never called while CPython's own is on (CPython
+    3.13.12+/3.14.3+ crash at exit after that by themselves, issue 146522)."""
+    at_start = sys.is_stack_trampoline_active()
+    if not at_start:
+        sys.activate_stack_trampoline("perf")     # the first initialisation
+    both(False, True, "before perfpy")
     perfpy.activate_stack_trampoline(backend)
-    expect(not sys.is_stack_trampoline_active(), "perfpy took over: one hook, not two")
+    both(True, False, "perfpy took over")
     work_on_1()
     for call, args in (("activate", ("perf",)), ("deactivate", ())):
         try:
             getattr(sys, call + "_stack_trampoline")(*args)
+            say("note: sys.%s_stack_trampoline while perfpy is active: accepted" % call)
         except RuntimeError as e:
             say("note: sys.%s_stack_trampoline while perfpy is active: %s" % (call, e))
-        expect(perfpy.is_stack_trampoline_active(), "perfpy still on after sys." + call)
+        both(True, False, "after sys." + call)
     work_on_2()
     perfpy.deactivate_stack_trampoline()
-    sys.activate_stack_trampoline("perf")         # CPython's own again
-    expect(sys.is_stack_trampoline_active(), "CPython's own back on")
+    both(False, True, "perfpy handed back")     # no sys call needed
     work_off_1()                                  # named by CPython, not perfpy
     perfpy.activate_stack_trampoline(backend)     # and perfpy takes over again
-    expect(not sys.is_stack_trampoline_active(), "taken over again")
+    both(True, False, "taken over again")
     work_on_3()
-    say("note: CPython's trampoline on at start: %s" % cpython_at_start)
+    perfpy.deactivate_stack_trampoline()
+    both(False, True, "handed back again")
+    say("note: CPython's trampoline on at start: %s" % at_start)
+
+
+def cpython_off(backend):
+    """sys's functions work as CPython's own while perfpy is off (the guard
+    perfpy puts on 3.15 refuses only while perfpy is on)."""
+    perfpy.activate_stack_trampoline(backend)
+    work_on_1()
+    perfpy.deactivate_stack_trampoline()
+    both(False, False, "perfpy on and off")
+    sys.activate_stack_trampoline("perf")
+    both(False, True, "sys.activate_stack_trampoline with perfpy off")
+    work_off_1()
+    say("note: sys.activate_stack_trampoline with perfpy off: accepted")
 
 
 SUB_CODE = """
