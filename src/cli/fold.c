@@ -430,25 +430,36 @@ static sidecar *get_car(pp_folder *f, int pid)
     return c;
 }
 
-/* The code load of index in pid's jitdump (read on first use), or NULL. */
-static const pp_jit_code *jit_code(pp_folder *f, int pid, uint64_t index)
+/* The code load of index in pid's jitdump (read on first use), or NULL.
+ * The dump is the one of that pid among the recording's, else the one
+ * perf inject made the jitted ELF from: jit-<pid>.dump beside it (perf
+ * script text alone, --from-script). */
+static const pp_jit_code *jit_code(pp_folder *f, int pid, uint64_t index, const char *dso,
+                                   size_t dso_len)
 {
     sidecar *c = get_car(f, pid);
     size_t lo = 0, hi;
+    char want[32];
+    int wl = snprintf(want, sizeof(want), "/jit-%d.dump", pid);
 
     if (!c)
         return NULL;
-    if (!c->jit_loaded && f->o.jit) {
-        char want[32];
-        int wl = snprintf(want, sizeof(want), "/jit-%d.dump", pid);
+    if (!c->jit_loaded) {
+        const char *slash = memrchr(dso, '/', dso_len);
+        char beside[4096];
         c->jit_loaded = 1;
-        for (size_t i = 0; i < f->o.jit->njitdumps; i++) {
+        for (size_t i = 0; f->o.jit && i < f->o.jit->njitdumps; i++) {
             const char *path = f->o.jit->jitdumps[i];
             size_t pl = strlen(path);
             if (pl >= (size_t)wl && strcmp(path + pl - (size_t)wl, want) == 0) {
                 pp_jitdump_codes(path, &c->codes, &c->ncodes);
                 break;
             }
+        }
+        if (!c->ncodes && slash && (size_t)(slash - dso) + (size_t)wl < sizeof(beside)) {
+            memcpy(beside, dso, (size_t)(slash - dso));
+            memcpy(beside + (slash - dso), want, (size_t)wl + 1);
+            pp_jitdump_codes(beside, &c->codes, &c->ncodes);
         }
     }
     hi = c->ncodes;
@@ -566,7 +577,7 @@ static int64_t python_frame(pp_folder *f, uint32_t ri, int pid, uint64_t ip)
             return pl->frame;
     }
     if (r->jit_pid >= 0) {
-        const pp_jit_code *c = jit_code(f, r->jit_pid, r->jit_index);
+        const pp_jit_code *c = jit_code(f, r->jit_pid, r->jit_index, r->dso, r->dso_len);
         if (c && f->o.lines_dir && (rc = line_of(f, r->jit_pid, c->addr, &line)) < 0)
             return rc;
         if (c && !line)

@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 import support
-from support import LIBDIR, PERFPY, TempDirTest, interpreters
+from support import LIBDIR, PERFPY, TempDirTest, interpreters, note
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
 MODES = ("perf", "jit")
@@ -37,12 +37,6 @@ STRESS = os.environ.get("PERFPY_STRESS") == "1"
 
 def program(name):
     return os.path.join(PROGRAMS, name)
-
-
-def note(text):
-    """One line of numbers in the test log."""
-    sys.stderr.write("      (%s)\n" % text)
-    sys.stderr.flush()
 
 
 def record(scenario, py, mode, result, command=""):

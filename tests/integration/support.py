@@ -149,6 +149,21 @@ def perf_problem():
     return _perf_state or None
 
 
+def note(text):
+    """One line of numbers in the test log."""
+    sys.stderr.write("      (%s)\n" % text)
+    sys.stderr.flush()
+
+
+def read_int_file(path):
+    """The integer a /proc or /sys file holds, or None."""
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 _unwinder = None
 
 
@@ -183,11 +198,13 @@ def keeps_frame_pointers(py):
     return p.stdout.strip() == "1"
 
 
-def perf_map_mode_names_nothing(py):
+def perf_map_mode_names_nothing(py, fp_callgraph=False):
     """Why perf-map mode cannot name Python functions here, or None: with a
-    perf that unwinds with libdw and an interpreter without frame pointers
-    (README, modes)."""
-    if perf_unwinder() == "libdw" and not keeps_frame_pointers(py):
+    perf that unwinds with libdw, DWARF call graphs find no frame in the
+    trampolines, so only frame-pointer call graphs (fp_callgraph: what
+    perfpy record uses when the interpreter keeps frame pointers) on an
+    interpreter built with them do (README, modes)."""
+    if perf_unwinder() == "libdw" and not (fp_callgraph and keeps_frame_pointers(py)):
         return ("perf-map mode names no Python function with perf's libdw unwinder "
                 "on an interpreter without frame pointers (README, modes)")
     return None

@@ -20,7 +20,7 @@ import unittest
 import xml.etree.ElementTree as ET
 
 import support
-from support import EXAMPLES, PERFPY, LIBDIR, TempDirTest, interpreters, needs_perf, run
+from support import EXAMPLES, PERFPY, LIBDIR, TempDirTest, interpreters, needs_perf, note, run
 from test_report import JS, chromium_problem, collapsed_counts, js_problem
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
@@ -284,6 +284,55 @@ class Stopping(RecordTest):
         finally:
             target.kill()
             target.wait()
+
+
+class DeepStacks(RecordTest):
+    """A recursion DEPTH deep: whole to <module> where the mode can keep it
+    whole (frame pointers: up to the kernel's cap, which perfpy raises as
+    root; DWARF: what fits in the stack perf copies), else the summary says
+    why and what to change. Negative: a shallow one is whole, no such line."""
+
+    HINT = "many stacks are cut"
+
+    def deep(self, py, depth):
+        out = self.out("deep-%s-%d.txt" % (py.label, depth))
+        cap = support.read_int_file("/proc/sys/kernel/perf_event_max_stack")
+        p = self.record(["-f", "collapsed", "-o", out],
+                        [py.path, os.path.join(PROGRAMS, "deep_leaf.py"), str(depth)])
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertEqual(support.read_int_file("/proc/sys/kernel/perf_event_max_stack"), cap,
+                         "kernel.perf_event_max_stack not restored")
+        leaf = whole = 0
+        for stack, count in collapsed_counts(out).items():
+            frames = stack.split(";")
+            if any(f.startswith("leaf (") for f in frames):
+                leaf += count
+                if frames[0].startswith("<module> (") and \
+                        sum(f.startswith("rec (") for f in frames) == depth + 1:
+                    whole += count
+        self.assertGreater(leaf, 100, p.stderr[-2000:])
+        note("%s: depth %d, %d of %d leaf samples whole (%s)" % (
+            py.label, depth, whole, leaf, "frame pointers" if support.keeps_frame_pointers(py)
+            else "DWARF"))
+        return whole / leaf, p.stderr
+
+    @needs_perf
+    def test_deep_recursion_whole_or_explained(self):
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                share, stderr = self.deep(py, 120)
+                if support.keeps_frame_pointers(py) and os.geteuid() == 0:
+                    self.assertGreaterEqual(share, 0.95, stderr[-2000:])
+                elif share < 0.9:
+                    self.assertIn(self.HINT, stderr)
+
+    @needs_perf
+    def test_shallow_recursion_whole_and_no_hint(self):
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                share, stderr = self.deep(py, 10)
+                self.assertGreaterEqual(share, 0.95, stderr[-2000:])
+                self.assertNotIn(self.HINT, stderr)
 
 
 class WhereDumpsGo(RecordTest):

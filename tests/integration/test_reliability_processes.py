@@ -89,7 +89,7 @@ class SubprocessesUnderRecord(ReliabilityTest):
         for py in {pys[0].path: pys[0], pys[-1].path: pys[-1]}.values():
             for mode in MODES:
                 with self.subTest(py=py.label, mode=mode):
-                    why = mode == "perf" and support.perf_map_mode_names_nothing(py)
+                    why = mode == "perf" and support.perf_map_mode_names_nothing(py, fp_callgraph=True)
                     if why:
                         self.skipTest(why)
                     out = os.path.join(self.tmp, "sub-%s-%s.txt" % (py.label, mode))

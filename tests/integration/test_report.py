@@ -48,9 +48,13 @@ def chromium_problem():
     return None if os.access(path, os.X_OK) else "chromium is not installed (apt-get install chromium)"
 
 
-def record(test, py, args, mode="perf", env=None, freq=999, timeout=300):
-    """perf record around `perfpy run`; returns (perf.data path, run result).
-    Marks the recorded pids as the test's own (their /tmp files go in tearDown)."""
+def record(test, py, args, mode=None, env=None, freq=999, timeout=300):
+    """perf record (DWARF call graphs) around `perfpy run`; returns (perf.data
+    path, run result). mode None: perf-map mode where it names Python
+    functions under DWARF (perf with libunwind), else jit. Marks the recorded
+    pids as the test's own (their /tmp files go in tearDown)."""
+    if mode is None:
+        mode = "jit" if support.perf_map_mode_names_nothing(py) else "perf"
     data = os.path.join(test.tmp, "perf-%s.data" % mode)
     full_env = {"PERFPY_LINES_DIR": test.tmp,
                 "PERFPY_JITDUMP_DIR": support.jit_dump_dir(test.tmp)}
@@ -162,10 +166,8 @@ class ReportSplit(TempDirTest):
             self.skipTest("no interpreter built")
         for py in {pys[0].path: pys[0], pys[-1].path: pys[-1]}.values():
             with self.subTest(py=py.label):
-                # perf-map mode where it names Python functions, else jit
-                mode = "jit" if support.perf_map_mode_names_nothing(py) else "perf"
                 data, p = record(self, py, [os.path.join(PROGRAMS, "report_split.py"), "6"],
-                                 mode=mode, freq=999)
+                                 freq=999)
                 m = re.search(r"SPLIT ([\d.]+) ([\d.]+)", p.stdout)
                 self.assertTrue(m, p.stdout + p.stderr[-2000:])
                 a, b = float(m.group(1)), float(m.group(2))
