@@ -91,6 +91,7 @@ static const rule name_rules[] = {
     {"clone", 0, C_ROOT | C_STARTUP},
     {"clone3", 0, C_ROOT | C_STARTUP},
     {"__clone", 1, C_ROOT | C_STARTUP},
+    {"__GI___clone", 1, C_ROOT | C_STARTUP},     /* glibc's internal alias (sid) */
     {"start_thread", 0, C_ROOT | C_STARTUP},
     {"thread_start", 0, C_ROOT | C_STARTUP},
     {"ret_from_fork", 1, C_ROOT},

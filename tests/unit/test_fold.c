@@ -106,6 +106,19 @@ TEST(fold_frame_pointer_walk_past_the_entry_is_whole)
     free(out);
 }
 
+TEST(fold_thread_rooted_in_glibc_internal_clone3)
+{
+    /* Debian sid's libc names a thread's first frame by its internal alias */
+    char *out = fold_to_collapsed(HDR
+                                  "\t  7f0000001009 py::foo:/app/x.py " MAP "\n"
+                                  "\t  6e1987 pythread_wrapper " LIBPY "\n"
+                                  "\t  7f2ba6a63db7 start_thread (/usr/lib/libc.so.6)\n"
+                                  "\t  7f2ba6ae1f97 __GI___clone3 (/usr/lib/libc.so.6)\n\n",
+                                  NULL);
+    ASSERT_EQ_STR(out, "foo (/app/x.py) 1\n");
+    free(out);
+}
+
 TEST(fold_native_below_and_between_python)
 {
     char *out = fold_to_collapsed(
