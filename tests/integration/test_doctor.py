@@ -141,7 +141,7 @@ class DoctorTest(TempDirTest):
             self.skipTest("no CPython older than 3.8 here")
         p = run([PERFPY, "doctor", "--", os.path.expanduser("~/.pyenv/versions/%s/bin/python3" % old[0])])
         self.assertEqual(p.returncode, 1)
-        self.assertIn("perfpy supports CPython 3.8 to 3.13", p.stdout)
+        self.assertIn("perfpy supports CPython 3.8 to 3.15", p.stdout)
 
     def test_help_and_usage(self):
         p = run([PERFPY, "doctor", "--help"])
