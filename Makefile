@@ -188,6 +188,6 @@ uninstall:
 	@scripts/install --uninstall "$(DESTDIR)" "$(PREFIX)" "$(PYTHON)" "$(BUILD)"
 
 clean:
-	rm -rf build build-asan build-ubsan build-fuzz
+	rm -rf build build-asan build-ubsan build-fuzz build-clang
 
 FORCE:

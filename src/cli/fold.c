@@ -561,7 +561,7 @@ static int64_t python_frame(pp_folder *f, uint32_t ri, int pid, uint64_t ip)
     uint64_t h;
     pp_htab_iter it;
     uint32_t *slot;
-    int line, rc;
+    int line = 0, rc;
     int64_t id;
 
     if ((!f->o.lines_dir && r->jit_pid < 0) || pid < 0) {
@@ -578,13 +578,13 @@ static int64_t python_frame(pp_folder *f, uint32_t ri, int pid, uint64_t ip)
             return pl->frame;
     }
     if (r->jit_pid >= 0) {
+        /* the sidecar's line if there is one (line_of leaves 0 without a
+         * lines_dir), else the dump's */
         const pp_jit_code *c = jit_code(f, r->jit_pid, r->jit_index, r->dso, r->dso_len);
-        if (c && f->o.lines_dir && (rc = line_of(f, r->jit_pid, c->addr, &line)) < 0)
+        if (c && (rc = line_of(f, r->jit_pid, c->addr, &line)) < 0)
             return rc;
         if (c && !line)
             line = c->line;
-        if (!c)
-            line = 0;
     } else if ((rc = line_of(f, pid, ip, &line)) < 0) {
         return rc;
     }

@@ -4,6 +4,11 @@
  *
  *     header "PERFILE2" | attrs | data: { u32 type; u16 misc; u16 size; body }...
  *
+ * After the data, one section per feature bit set in the header ({u64
+ * offset; u64 size} each, in bit order); HEADER_VERSION's holds the version
+ * of the perf that wrote the file, which `perfpy report` names when an
+ * older perf refuses the file.
+ *
  * Only three record types matter here: MMAP (1) and MMAP2 (10), whose file
  * name tells whether a jit-<pid>.dump was mapped (so the recording needs
  * `perf inject --jit`), LOST (2) and LOST_SAMPLES (13) for the events perf
@@ -35,6 +40,7 @@
 #define HEADER_MIN 72                  /* magic..data section */
 #define FEATURES_AT 72                 /* the header's 256 feature bits */
 #define FEATURES_END 104
+#define FEAT_VERSION 5                 /* HEADER_VERSION: { u32 len; char s[len] } */
 
 enum {
     REC_MMAP = 1,
@@ -102,6 +108,37 @@ static void add_jitdump(pp_perf_data_info *info, const uint8_t *s, size_t max)
     }
 }
 
+/* The HEADER_VERSION string into out[cap] ("" when absent or damaged):
+ * the feature sections follow the data section, one per bit set before it. */
+static void read_version(const uint8_t *d, size_t len, char *out, size_t cap)
+{
+    uint64_t at = rd64(d + 40) + rd64(d + 48), off, size, slen;
+    unsigned before = 0;
+
+    out[0] = '\0';
+    if (!(d[FEATURES_AT + FEAT_VERSION / 8] & (1u << FEAT_VERSION % 8)))
+        return;
+    for (unsigned bit = 0; bit < FEAT_VERSION; bit++)
+        before += (d[FEATURES_AT + bit / 8] >> bit % 8) & 1;
+    if (at < rd64(d + 40) || at > len || (len - at) / 16 <= before)
+        return;
+    off = rd64(d + at + 16 * before);
+    size = rd64(d + at + 16 * before + 8);
+    if (off > len || size > len - off || size < 4)
+        return;
+    slen = rd32(d + off);
+    if (slen > size - 4)
+        return;
+    slen = strnlen((const char *)d + off + 4, slen);
+    if (slen == 0 || slen >= cap)
+        return;
+    for (uint64_t i = 0; i < slen; i++)   /* a version is printable ASCII */
+        if (d[off + 4 + i] < 0x20 || d[off + 4 + i] > 0x7e)
+            return;
+    memcpy(out, d + off + 4, slen);
+    out[slen] = '\0';
+}
+
 int pp_perf_data_scan_buffer(const uint8_t *d, size_t len, pp_perf_data_info *info)
 {
     uint64_t hsize, off, size, end;
@@ -118,6 +155,8 @@ int pp_perf_data_scan_buffer(const uint8_t *d, size_t len, pp_perf_data_info *in
     size = rd64(d + 48);
     if (off > len || size > len - off)
         return -EINVAL;                 /* truncated or corrupt */
+    if (hsize >= FEATURES_END && len >= FEATURES_END)
+        read_version(d, len, info->perf_version, sizeof(info->perf_version));
     end = off + size;
     while (off + 8 <= end) {
         uint32_t type = rd32(d + off);

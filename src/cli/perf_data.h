@@ -13,6 +13,8 @@
 #define PP_MAX_JITDUMPS 64
 
 typedef struct pp_perf_data_info {
+    char perf_version[64];  /* the perf that wrote it ("7.2.13", from the
+                               HEADER_VERSION feature section); "" unknown */
     int scanned;            /* 0: a format this reader does not walk (pipe mode,
                                compressed records, other endianness); the
                                fields below are then unknown */

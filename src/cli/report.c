@@ -146,6 +146,71 @@ static void describe_status(const char *what, int status, const char *err_path)
     show_tail(err_path);
 }
 
+/* ---- a recording from a newer perf --------------------------------------- */
+
+/* The version of the perf in use ("6.1.187" of "perf version 6.1.187"), or
+ * "" when it cannot say. Its output goes through a file in tmp. */
+static void perf_version(const char *perf, const char *tmp, char *buf, size_t cap)
+{
+    char out[PATH_MAX], err[PATH_MAX], text[256] = "";
+    char *argv[] = {(char *)perf, "version", NULL};
+    const char *v;
+    pid_t pid;
+    int fd, status;
+    ssize_t n = -1;
+
+    buf[0] = '\0';
+    snprintf(out, sizeof(out), "%s/version.out", tmp);
+    snprintf(err, sizeof(err), "%s/version.err", tmp);
+    fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    pid = spawn(argv, fd, err);
+    status = pid < 0 ? -1 : wait_child(pid);
+    if (status == 0 && lseek(fd, 0, SEEK_SET) == 0)
+        n = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    text[n] = '\0';
+    v = strncmp(text, "perf version ", 13) == 0 ? text + 13 : text;
+    snprintf(buf, cap, "%.*s", (int)strcspn(v, " \n"), v);
+}
+
+/* Dotted versions compared by their first three numbers ("7.2.13" >
+ * "6.12.1"); 0 when either has none. */
+static int version_cmp(const char *a, const char *b)
+{
+    unsigned x[3] = {0}, y[3] = {0};
+
+    if (sscanf(a, "%u.%u.%u", &x[0], &x[1], &x[2]) < 1 ||
+        sscanf(b, "%u.%u.%u", &y[0], &y[1], &y[2]) < 1)
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+
+/* After perf failed on `in`: if a newer perf wrote it, say so. perf only
+ * says "incompatible file format" (a perf_event_attr larger than it knows,
+ * "file uses a more recent and unsupported ABI" under -v). */
+static void explain_newer_writer(const char *perf, const char *tmp, const char *in,
+                                 const pp_perf_data_info *info)
+{
+    char mine[64];
+
+    if (!info->perf_version[0])
+        return;
+    perf_version(perf, tmp, mine, sizeof(mine));
+    if (!mine[0] || version_cmp(info->perf_version, mine) <= 0)
+        return;
+    pp_fail("%s was recorded by perf %s, and this perf (%s) is %s: an older perf "
+            "cannot read what a newer one wrote. Run `perfpy report` on the machine "
+            "that recorded it, or install perf %s or newer here (PERF=/path/to/perf "
+            "picks which perf runs)", in, info->perf_version, perf, mine, info->perf_version);
+}
+
 /* ---- jitted-*.so bookkeeping -------------------------------------------- */
 
 typedef struct names {
@@ -623,8 +688,10 @@ int pp_report(const pp_report_opts *o, pp_report_result *r)
             rc = pp_report_inject(perf, o->input, injected, tmp, &r->info, &made);
             if (progress)
                 fprintf(stderr, "\r\033[K");
-            if (rc < 0)
+            if (rc < 0) {
+                explain_newer_writer(perf, tmp, o->input, &r->info);
                 goto out;
+            }
             data = injected;
             r->injected = 1;
         }
@@ -649,8 +716,10 @@ int pp_report(const pp_report_opts *o, pp_report_result *r)
     lines_dir_for(o, lines_dir, sizeof(lines_dir));
     fo.lines_dir = lines_dir;
     fo.jit = r->injected ? &r->info : NULL;
-    if (pp_report_script(perf, data, tmp, &fo, &r->profile, progress, o->inline_frames) < 0)
+    if (pp_report_script(perf, data, tmp, &fo, &r->profile, progress, o->inline_frames) < 0) {
+        explain_newer_writer(perf, tmp, o->input, &r->info);
         goto out;
+    }
     r->profile.lost = r->info.lost;
     if (r->profile.samples == 0) {
         pp_fail("perf script found no samples in %s (record longer, or raise the rate "

@@ -244,7 +244,17 @@ static __attribute__((noinline)) PyObject *guarded_call(PP_EVAL_PARAMS)
     PP_HOT_PATH;
 }
 
-static __attribute__((optimize("omit-frame-pointer"))) PyObject *pp_eval(PP_EVAL_PARAMS)
+/* The hook itself keeps no frame pointer (the build asks for them
+ * everywhere): two instructions less per Python call. Only gcc can say so
+ * per function; clang builds it with push/pop %rbp around the same tail
+ * calls. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define PP_NO_FRAME_POINTER __attribute__((optimize("omit-frame-pointer")))
+#else
+#define PP_NO_FRAME_POINTER
+#endif
+
+static PP_NO_FRAME_POINTER PyObject *pp_eval(PP_EVAL_PARAMS)
 {
     /* One compare for both: depth 0 wraps around to the largest value. */
     if (__builtin_expect((unsigned)PP_PYTHON_DEPTH() - 1u >= (unsigned)S.deep, 0))

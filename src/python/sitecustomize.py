@@ -22,7 +22,7 @@ def _perfpy_start():
             return here, True
         sys.stderr.write(
             "perfpy: no perfpy module for Python %d.%d in %s (%s); the program "
-            "runs without perf support. perfpy supports CPython 3.8 to 3.13: "
+            "runs without perf support. perfpy supports CPython 3.8 to 3.15: "
             "run `make` for this interpreter, or pass another one.\n"
             % (sys.version_info[0], sys.version_info[1], here, e))
         return here, False

@@ -1,5 +1,6 @@
 /*
- * Fuzz target: the perf.data scanner, the fork-exec fixup, the finishing of
+ * Fuzz target: the perf.data scanner (records, and the writer's perf
+ * version from the feature sections), the fork-exec fixup, the finishing of
  * a recording whose perf was killed, and the jitdump code-load reader of
  * src/cli/perf_data.c (all read files perfpy did not write). Replayed over
  * tests/fuzz/corpus/perf_data/ by `make test`.
@@ -22,6 +23,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (pp_perf_data_scan_buffer(data, size, info) == 0 && info->njitdumps > PP_MAX_JITDUMPS)
         abort();
+    /* the writer's perf version: a string in its field, printable */
+    if (strnlen(info->perf_version, sizeof(info->perf_version)) == sizeof(info->perf_version))
+        abort();
+    for (const char *c = info->perf_version; *c; c++)
+        if (*c < 0x20 || *c > 0x7e)
+            abort();
     free(info);
     {
         /* the fork-exec fixup writes: give it a private copy */

@@ -27,12 +27,17 @@ ENTRY = re.compile(r"^ +(?:(-\w), )?(--[\w-]*|-\w)"
                    r"(?: ([A-Z][A-Z|]*|[a-z]+(?:\|[a-z]+)+)(?= |$))?(?: +(.*))?$")
 
 
-def entries(lines, head_indent, body_indent):
+def indent_of(line):
+    return len(line) - len(line.lstrip(" "))
+
+
+def entries(lines, head_indent, body_indent, blank_ends):
     """{option: (metavar, text)} from an options list: heads indented
-    head_indent (a range), bodies deeper."""
+    head_indent (a range), bodies at body_indent or deeper; blank_ends: an
+    entry ends at a blank line (the man page)."""
     found, key = {}, None
     for line in lines:
-        indent = len(line) - len(line.lstrip(" "))
+        indent = indent_of(line)
         m = ENTRY.match(line) if indent in head_indent else None
         if m:
             short, opt, meta, text = m.groups()
@@ -40,8 +45,8 @@ def entries(lines, head_indent, body_indent):
             found[key] = [meta or "", (text or ""), short]
         elif key and line.strip() and indent >= body_indent:
             found[key][1] += " " + line.strip()
-        elif not line.strip() and body_indent > 10:
-            key = None      # man: an entry ends at its blank line
+        elif not line.strip() and blank_ends:
+            key = None
     return {k: (v[0], " ".join(v[1].split()), v[2]) for k, v in found.items()}
 
 
@@ -66,7 +71,7 @@ def help_section(text, title):
 
 
 def help_options(cmd):
-    return entries(help_section(help_text(cmd), "options"), range(2, 7), 7)
+    return entries(help_section(help_text(cmd), "options"), range(2, 7), 7, False)
 
 
 def help_environment(cmd):
@@ -85,7 +90,11 @@ _man = None
 
 
 def man_text():
-    """The man page as man shows it, one paragraph a line (no hyphenation)."""
+    """The man page as man shows it, one paragraph a line (no hyphenation).
+    Where the text starts is the formatter's choice (groff 1.22: sections'
+    text at 7 columns, tagged paragraphs' bodies at 14; groff 1.24: 5 and
+    12; a tag too long for its column puts its body on the next line):
+    the parsers below measure it (man_indent), they do not assume it."""
     global _man
     if _man is None:
         p = run(["groff", "-man", "-Tascii", "-rLL=400n", "-rHY=0", "-P-c", "-P-b", "-P-o",
@@ -95,18 +104,30 @@ def man_text():
     return _man
 
 
+def man_indent():
+    """Where a section's text starts: the indentation of NAME's line."""
+    lines = man_text().splitlines()
+    return indent_of(next(l for l in lines[lines.index("NAME") + 1:] if l.strip()))
+
+
+def subsection(line):
+    """The command of a subsection heading ("perfpy report ..." indented
+    less than the text), else None."""
+    m = re.match(r"^( +)perfpy (\w+)\b", line)
+    return m.group(2) if m and len(m.group(1)) < man_indent() else None
+
+
 def man_block(cmd):
     """Lines of the man page for a command (its .SS), or OPTIONS for ''."""
     lines, out, inside = man_text().splitlines(), [], False
     for line in lines:
-        if cmd and re.match(r"^   perfpy %s\b" % cmd, line):
+        if cmd and subsection(line) == cmd:
             inside = True
             continue
         if not cmd and line == "OPTIONS":
             inside = True
             continue
-        if inside and (re.match(r"^   perfpy (\w+)", line) and not
-                       re.match(r"^   perfpy %s\b" % cmd, line) or re.match(r"^[A-Z]", line)):
+        if inside and (subsection(line) not in (None, cmd) or re.match(r"^[A-Z]", line)):
             break
         if inside:
             out.append(line)
@@ -114,7 +135,10 @@ def man_block(cmd):
 
 
 def man_options(cmd):
-    return entries(man_block(cmd), range(7, 8), 14)
+    """Options are tagged paragraphs: the tag at the text's indentation,
+    the body deeper."""
+    at = man_indent()
+    return entries(man_block(cmd), range(at, at + 1), at + 1, True)
 
 
 def man_environment():
@@ -123,14 +147,16 @@ def man_environment():
     for i in range(start + 1, len(lines)):
         if re.match(r"^[A-Z]", lines[i]):
             break
-        m = re.match(r"^       ([A-Z_]+)(?:=\S+)?(?: +(.*))?$", lines[i])
+        m = re.match(r"^ {%d}([A-Z_]+)(?:=\S+)?(?: +(.*))?$" % man_indent(), lines[i])
         if m:   # a short name has its text on the same line
             found[m.group(1)] = m.group(2) or (lines[i + 1].strip() if i + 1 < len(lines) else "")
     return found
 
 
 def norm(text):
-    text = text.replace("\u2019", "'").replace("$", "")
+    """Text to compare: quotes as ' (groff 1.24 renders \\(oq as `), no
+    $, <> or case, spaces collapsed."""
+    text = re.sub("[\u2018\u2019`]", "'", text).replace("$", "")
     return " ".join(re.sub(r"[<>]", "", text).lower().split())
 
 

@@ -171,6 +171,18 @@ def elf_sections(path):
     return out
 
 
+def readelf_section(path, option, section):
+    """What `readelf <option> path` prints for one section: the text after
+    "Contents of the <section> section:" up to the next section's. readelf
+    2.47 also decodes .eh_frame_hdr under --debug-dump=frames (2.40 does
+    not), so a whole output compares two binutils, not two ELFs."""
+    out = support.run(["readelf", option, path], check=True).stdout
+    parts = re.split(r"(?m)^Contents of the (\S+) section:\n", out)
+    found = dict(zip(parts[1::2], parts[2::2]))
+    assert section in found, "readelf %s %s: no %s in\n%s" % (option, path, section, out)
+    return found[section]
+
+
 def jitdump_list(path):
     """{code_index: name} from `perfpy jitdump --list`."""
     p = support.run([support.PERFPY, "jitdump", "--list", path], check=True)
@@ -438,8 +450,7 @@ class JitdumpWithPerf(unittest.TestCase):
         support.run(["gcc", "-c", asm, "-o", obj], check=True)
 
         def decoded(path, base):
-            out = support.run(["readelf", "--debug-dump=frames", path],
-                              check=True).stdout
+            out = readelf_section(path, "--debug-dump=frames", ".eh_frame")
             out = re.sub(r"pc=([0-9a-f]+)\.\.([0-9a-f]+)",
                          lambda m: "pc=+%x..+%x" % (int(m.group(1), 16) - base,
                                                    int(m.group(2), 16) - base), out)
@@ -462,8 +473,7 @@ class JitdumpWithPerf(unittest.TestCase):
         self.assertEqual(hdr_addr + 4 + ptr, eh_addr)
         self.assertEqual(hdr_addr + loc, text_addr)
         self.assertEqual(hdr_addr + fde, eh_addr + 0x18)   # the FDE readelf shows
-        interp = support.run(["readelf", "--debug-dump=frames-interp", elf],
-                             check=True).stdout
+        interp = readelf_section(elf, "--debug-dump=frames-interp", ".eh_frame")
         fde = interp[interp.index(" FDE "):]
         rows = re.findall(r"^([0-9a-f]{16}) (\S+)[ \t]+(\S+)[ \t]+(\S+)", fde, re.M)
         push = 4 if endbr else 0

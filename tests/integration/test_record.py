@@ -442,7 +442,7 @@ class Errors(RecordTest):
         p = run([PERFPY, "record", "--", os.path.expanduser("~/.pyenv/versions/%s/bin/python3"
                                                             % old[0]), "-c", "pass"])
         self.assertEqual(p.returncode, 1)
-        self.assertIn("perfpy supports CPython 3.8 to 3.13", p.stderr)
+        self.assertIn("perfpy supports CPython 3.8 to 3.15", p.stderr)
 
     def test_perf_missing_says_how_to_install(self):
         py = interpreters()[-1]

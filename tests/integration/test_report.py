@@ -316,6 +316,46 @@ class ReportErrors(TempDirTest):
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "e.svg")))
 
     @needs_perf
+    def test_report_recording_of_a_newer_perf_names_both_versions(self):
+        """A perf.data written by a newer perf (the sid root's) read with an
+        older one (this machine's): perf only says "incompatible file format";
+        perfpy names both versions and the fix. The twin: the same perfpy on
+        a recording of this machine's perf says nothing of versions."""
+        sidroot = os.path.join(ROOT, "scripts", "sidroot")
+        root = run([sidroot, "path"], check=True).stdout.strip()
+        if not os.path.isdir(root):
+            self.skipTest("no sid root at %s (scripts/sidroot make makes one)" % root)
+        if not os.path.realpath(self.tmp).startswith("/tmp/"):
+            self.skipTest("the test directory %s is not under /tmp, which the sid root "
+                          "shares" % self.tmp)
+        theirs = run([sidroot, "run", "perf", "version"])
+        if theirs.returncode != 0:
+            self.skipTest("cannot run the sid root's perf: " + theirs.stderr.strip()[-300:])
+        theirs = theirs.stdout.split()[-1]
+        mine = run(["perf", "version"], check=True).stdout.split()[-1]
+        if tuple(map(int, re.findall(r"\d+", theirs)[:3])) <= \
+                tuple(map(int, re.findall(r"\d+", mine)[:3])):
+            self.skipTest("the sid root's perf (%s) is not newer than this one (%s)"
+                          % (theirs, mine))
+        data = os.path.join(self.tmp, "newer.data")
+        rec = run([sidroot, "run", "perf", "record", "-q", "--no-bpf-event", "-e", "cpu-clock",
+                   "-o", data, "--", "python3", "-c", "sum(range(3000000))"])
+        self.assertEqual(rec.returncode, 0, rec.stderr)
+        out = os.path.join(self.tmp, "newer.txt")
+        p = run([PERFPY, "report", "-f", "collapsed", "-o", out, data])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("recorded by perf %s" % theirs, p.stderr)
+        self.assertIn("is %s" % mine, p.stderr)
+        self.assertIn("on the machine that recorded it", p.stderr)
+        self.assertIn("install perf %s or newer" % theirs, p.stderr)
+        self.assertFalse(os.path.exists(out))
+        # the twin: this machine's recording, no word of versions
+        data = self.recording()
+        p = run([PERFPY, "report", "-f", "collapsed", "-o", out, data])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("recorded by perf", p.stderr)
+
+    @needs_perf
     def test_report_disk_full_leaves_input_untouched(self):
         data = self.recording()
         with open(data, "rb") as f:

@@ -104,6 +104,85 @@ TEST(perf_data_scan_hostile_inputs)
     ASSERT_EQ_INT(pp_perf_data_scan_buffer(buf, len, &info), -EINVAL);
 }
 
+/* make_perf_data() with feature sections after the data, as perf writes
+ * them: bits 2 (build-id), 3 (hostname) and 5 (version) set, so the
+ * version's is the third {offset, size}; its text is { u32 len; char[len] }
+ * padded with NULs. Returns the file's length. */
+static size_t with_version(uint8_t *buf, const char *version)
+{
+    size_t at = make_perf_data(buf), sec = at, body = at + 3 * 16;
+    uint32_t vlen = 64;
+    uint64_t v;
+
+    buf[72] = (1u << 2) | (1u << 3) | (1u << 5);
+    for (int i = 0; i < 3; i++) {           /* three empty sections, then the version */
+        v = body;
+        memcpy(buf + sec + 16 * i, &v, 8);
+        v = i == 2 ? 4 + vlen : 0;
+        memcpy(buf + sec + 16 * i + 8, &v, 8);
+    }
+    memcpy(buf + body, &vlen, 4);
+    memset(buf + body + 4, 0, vlen);
+    memcpy(buf + body + 4, version, strlen(version));
+    return body + 4 + vlen;
+}
+
+TEST(perf_data_scan_reads_the_writers_perf_version)
+{
+    uint8_t buf[2048];
+    size_t len = with_version(buf, "7.2.13");
+    pp_perf_data_info info;
+
+    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_EQ_STR(info.perf_version, "7.2.13");
+    ASSERT_EQ_UINT(info.samples, 2);
+    /* no version bit: unknown */
+    buf[72] &= (uint8_t)~(1u << 5);
+    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_EQ_STR(info.perf_version, "");
+}
+
+TEST(perf_data_scan_version_hostile_inputs)
+{
+    uint8_t buf[2048];
+    size_t len = with_version(buf, "7.2.13"), ver = len - 68;
+    pp_perf_data_info info;
+    uint32_t big = 0xfffffff0u;
+    uint64_t far = 1ull << 40;
+
+    /* every truncation: the whole version or none, never an over-read */
+    for (size_t cut = 0; cut < len; cut++) {
+        uint8_t *copy = malloc(cut ? cut : 1);
+        memcpy(copy, buf, cut);
+        if (pp_perf_data_scan_buffer(copy, cut, &info) == 0 && info.perf_version[0])
+            ASSERT_EQ_STR(info.perf_version, "7.2.13");
+        free(copy);
+    }
+    /* a string length past its section */
+    memcpy(buf + ver, &big, 4);
+    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_EQ_STR(info.perf_version, "");
+    /* a string filling its section without a NUL, longer than the field */
+    len = with_version(buf, "7.2.13");
+    memset(buf + ver + 4, '7', 64);
+    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_EQ_STR(info.perf_version, "");
+    /* control characters are no version */
+    len = with_version(buf, "7.2\n\033[2J");
+    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_EQ_STR(info.perf_version, "");
+    /* a section offset past the end of the file */
+    len = with_version(buf, "7.2.13");
+    memcpy(buf + (ver - 3 * 16) + 2 * 16, &far, 8);
+    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_EQ_STR(info.perf_version, "");
+    /* every feature bit set: the version's entry is read from other bytes */
+    len = with_version(buf, "7.2.13");
+    memset(buf + 72, 0xff, 32);
+    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_EQ_STR(info.perf_version, "");
+}
+
 TEST(perf_data_scan_missing_and_directory)
 {
     pp_perf_data_info info;
