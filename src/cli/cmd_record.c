@@ -793,6 +793,20 @@ static int exec_mappable(const char *dir)
     return ok;
 }
 
+/* Whether files in /tmp itself map PROT_EXEC (probed in a private
+ * directory of its own there: never a fixed name in a shared one). */
+static int tmp_exec_mappable(void)
+{
+    char d[] = PP_LIBDW_JIT_DIR "/perfpy-probe-XXXXXX";
+    int ok;
+
+    if (!mkdtemp(d))
+        return 0;
+    ok = exec_mappable(d);
+    rmdir(d);
+    return ok;
+}
+
 /* In jit mode `perf inject --jit` writes one small ELF file per Python
  * function next to the dump, and creating thousands of files is most of the
  * post-processing on a disk filesystem (5,400 functions: about 8 s on the
@@ -1034,6 +1048,14 @@ int pp_cmd_record(int argc, char **argv)
          * (by pid, from the line sidecars; the ELFs by pp_report). */
         snprintf(jitdir, sizeof(jitdir), "%s", PP_LIBDW_JIT_DIR);
         jit_at = JIT_TMP;
+        if (!tmp_exec_mappable()) {
+            rc = pp_fail("%s unwinds with libdw, which reads jit mode's files only in "
+                         "/tmp, and /tmp cannot hold executable mappings (mounted "
+                         "noexec?): remount /tmp without noexec, or use a perf built with "
+                         "libunwind, or an interpreter built with frame pointers "
+                         "(--mode perf)", perf);
+            goto fail_early;
+        }
     } else if (strcmp(o.format->name, "perf") == 0) {
         /* perf report finds the jitted ELFs by the paths inject wrote:
          * they must outlive the recording directory. */

@@ -418,6 +418,34 @@ class WhereDumpsGo(RecordTest):
 
 class Errors(RecordTest):
 
+    @needs_perf
+    def test_libdw_and_a_noexec_tmp_say_so_before_running(self):
+        """perf with libdw reads jit files only in /tmp: a noexec /tmp (a
+        tmpfs in a private mount namespace here) is refused before the
+        program runs, with the ways out. Its positive twin is every jit
+        recording of this world."""
+        if support.perf_unwinder() != "libdw":
+            self.skipTest("perf unwinds with %s here: jit files may go anywhere"
+                          % support.perf_unwinder())
+        if os.geteuid() != 0 or not shutil.which("unshare"):
+            self.skipTest("needs root and unshare for a private mount namespace")
+        # the test's own files outside the hidden /tmp
+        outside = tempfile.mkdtemp(prefix="perfpy-test-", dir="/dev/shm")
+        try:
+            marker = os.path.join(outside, "ran")
+            p = run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                     'mount -t tmpfs -o noexec,size=1m none /tmp && exec "$@"', "sh",
+                     PERFPY, "record", "--mode", "jit", "-f", "collapsed", "-o",
+                     os.path.join(outside, "x.txt"), "--", interpreters()[-1].path, "-c",
+                     "open(%r, 'w')" % marker], env={"TMPDIR": outside})
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("unwinds with libdw", p.stderr)
+            self.assertIn("noexec", p.stderr)
+            self.assertFalse(os.path.exists(marker), "the program ran")
+            self.assertEqual(os.listdir(outside), [], "left behind")
+        finally:
+            shutil.rmtree(outside, ignore_errors=True)
+
     def test_unknown_format_and_bad_numbers_are_usage_errors(self):
         for args, words in ((["-f", "png"], "unknown format 'png'"),
                             (["-r", "fast"], "--rate"), (["-r", "0"], "--rate"),
