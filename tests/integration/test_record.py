@@ -85,6 +85,8 @@ class WholeStacks(RecordTest):
                 with_foo = {s: c for s, c in stacks.items() if re.search(r"(^|;)foo \(", s)}
                 total = sum(with_foo.values())
                 whole = sum(c for s, c in with_foo.items() if whole_chain(s))
+                note("%s: perfpy record, default mode, %d of %d samples in foo whole"
+                     % (py.label, whole, total))
                 self.assertGreater(total, 50, "too few samples in foo")
                 self.assertGreaterEqual(whole / total, 0.95,
                                         "%d of %d samples with foo have the whole stack; e.g.\n%s"
