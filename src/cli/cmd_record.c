@@ -101,7 +101,7 @@ static void help(FILE *out)
             "                        stacks without frame pointers\n"
             "      --stack-size BYTES  stack copied per sample for DWARF unwinding, a\n"
             "                        multiple of 8 up to %d (default: %d, about 60\n"
-            "                        Python frames on 3.13, 40 on 3.14+)\n"
+            "                        Python frames on 3.8-3.13, 30 on 3.14+)\n"
             "      --native          keep C, libc and kernel frames (default)\n"
             "      --no-native       Python frames only (default: off)\n"
             "      --inline          keep C functions the compiler inlined (shown as\n"
@@ -875,11 +875,11 @@ static void explain_truncation(const pp_profile *p, int fp, long stack_size,
     else if (!fp)
         fprintf(stderr, "perfpy: many stacks are cut: DWARF unwinding sees only the %ld "
                 "bytes of stack perf copies per sample (--stack-size), and with the hook "
-                "each Python call takes 0.5-0.8 KB of it (about 60 Python frames per 32 KiB "
-                "on 3.13, 40 on 3.14; docs/PERFORMANCE.md, \"Deep stacks\"); --stack-size "
+                "each Python call takes 0.5-1 KB of it (about 60 Python frames per 32 KiB "
+                "on 3.8-3.13, 30 on 3.14+; docs/PERFORMANCE.md, \"Deep stacks\"); --stack-size "
                 "65528, the most perf copies, keeps about twice as deep (twice the data); "
                 "deeper stacks need an interpreter built with frame pointers, where "
-                "--mode perf follows them about 1,000 Python frames deep\n", stack_size);
+                "--mode perf follows them about 300 Python frames deep\n", stack_size);
 }
 
 /* Where a recording's jit dumps (and so perf inject's ELFs) go. */
