@@ -68,10 +68,14 @@ elif check == "threads":
     errors = []
     stop = threading.Event()
 
+    made = []
+
     def make(k):
         try:
             for i in range(500):
-                fresh(k * 1000 + i)()
+                f = fresh(k * 1000 + i)
+                f()
+                made.append(f)
         except Exception as e:  # pragma: no cover
             errors.append(e)
 
@@ -90,6 +94,11 @@ elif check == "threads":
     stop.set()
     t.join()
     assert not errors, errors
+    # a function first called while the toggler had perfpy off has no
+    # trampoline yet: one more call each, with perfpy on, names all 4,000
+    perfpy.activate_stack_trampoline("perf")
+    for f in made:
+        f()
 
 elif check == "switch_backend":
     perfpy.activate_stack_trampoline("perf")
