@@ -96,7 +96,14 @@ void pp_max_stack_raise(pp_max_stack *m, int want)
     m->now = m->before;
     if (m->before >= want)
         return;
-    rc = write_int(PP_MAX_STACK_PATH, want);
+    /* EBUSY while another session's call-chain events are open: those
+     * come and go, so try for a while */
+    for (int i = 0; i < 40; i++) {
+        rc = write_int(PP_MAX_STACK_PATH, want);
+        if (rc != -EBUSY)
+            break;
+        usleep(50000);
+    }
     if (rc < 0) {
         m->err = -rc;
         return;

@@ -323,9 +323,12 @@ class DeepStacks(RecordTest):
         for py in interpreters():
             with self.subTest(py=py.label):
                 share, stderr = self.deep(py, 120)
-                if support.keeps_frame_pointers(py) and os.geteuid() == 0:
+                busy = "could not raise it: Device or resource busy" in stderr
+                if support.keeps_frame_pointers(py) and os.geteuid() == 0 and not busy:
                     self.assertGreaterEqual(share, 0.95, stderr[-2000:])
                 elif share < 0.9:
+                    # cut, and said why (another perf session recording call
+                    # graphs keeps the kernel's cap from being raised)
                     self.assertIn(self.HINT, stderr)
 
     @needs_perf
