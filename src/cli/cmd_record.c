@@ -1127,9 +1127,11 @@ int pp_cmd_record(int argc, char **argv)
         goto fail_early;
     }
     supervise(&st, o.duration);
-    restore_max_stack(&maxstack);
     close(st.err_fd);
     wait_program(&st, pid_r);
+    /* after the program: events perf opened stay on it (inherited) and keep
+     * the setting busy until it ends, even when perf died first */
+    restore_max_stack(&maxstack);
     if (pid_r >= 0)
         close(pid_r);
     if (pp_perf_data_finish(data, &finished) == 0 && finished)

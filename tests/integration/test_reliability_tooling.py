@@ -44,18 +44,19 @@ class RecordFaults(ReliabilityTest):
         self.rec = os.path.join(self.tmp, "rec")
         os.mkdir(self.rec)
 
-    def start(self, mode, args, out, perf=None):
-        # the oldest interpreter on which the mode names Python functions
-        # (perf-map mode under perf 7's libdw: one with frame pointers)
+    def pick(self, mode):
+        """The oldest interpreter on which the mode names Python functions
+        (perf-map mode under perf 7's libdw: one with frame pointers)."""
         pys = [i for i in interpreters() if mode == "jit" or
                not support.perf_map_mode_names_nothing(i, fp_callgraph=True)]
         if not pys:
             self.skipTest(support.perf_map_mode_names_nothing(interpreters()[0], True))
-        py = pys[0]
+        return pys[0]
+
+    def start(self, mode, args, out, perf=None):
+        py = self.pick(mode)
         self.before = set(os.listdir(self.rec))   # a kept recording is not this one
-        # perf-map mode here means frame-pointer call graphs: no stack
-        # copies, about 40 times less data per sample than DWARF
-        self.enough = 100000 if mode == "perf" else 4000000
+        self.enough = self.enough_for(mode, py)
         cmd = [PERFPY, "record", "--mode", mode, "-f", "collapsed", "-o", out,
                "--", py.path, PROG] + args
         env = dict(os.environ, TMPDIR=self.rec, PERFPY="")
@@ -64,6 +65,14 @@ class RecordFaults(ReliabilityTest):
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              universal_newlines=True, start_new_session=True, env=env)
         return py, p
+
+    def enough_for(self, mode, py=None):
+        """Bytes of perf.data to wait for: frame-pointer call graphs
+        (perf-map mode on an interpreter with frame pointers) copy no stack,
+        about 40 times less data per sample than DWARF."""
+        py = py or self.pick(mode)
+        fp = mode == "perf" and support.keeps_frame_pointers(py)
+        return 100000 if fp else 4000000
 
     def wait_for_data(self, p, size=None):
         """Until perf has written size bytes (perf.data in the recording dir;
@@ -92,7 +101,11 @@ class RecordFaults(ReliabilityTest):
         for mode in MODES:
             with self.subTest(mode=mode):
                 out = os.path.join(self.tmp, "killed-%s.txt" % mode)
-                py, p = self.start(mode, ["spin", "8", "5"], out)
+                # frame-pointer samples are small: perf's first write comes
+                # after seconds, so the program must run long enough to
+                # outlive the kill
+                long = self.enough_for(mode) < 1000000
+                py, p = self.start(mode, ["spin", "20" if long else "8", "5"], out)
                 self.wait_for_data(p)
                 perf = [c for c in children_of(p.pid) if open("/proc/%d/comm" % c).read().strip() == "perf"]
                 self.assertEqual(len(perf), 1, "perf not found")
