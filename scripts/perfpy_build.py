@@ -124,14 +124,26 @@ def wheel_files(build):
         (data + "/data/lib/perfpy/sitecustomize.py", os.path.join(lib, "sitecustomize.py"), False),
         (data + "/data/lib/perfpy/__pycache__", b"", False),
     ]
-    for name in sorted(os.listdir(lib)):
-        if name.startswith("perfpy.") and name.endswith(".so"):
-            files.append((data + "/data/lib/perfpy/" + name, os.path.join(lib, name), True))
+    # the modules of this build's interpreters (BUILD/pythons.txt), not
+    # whatever an earlier build with another set left in BUILD/lib
+    with open(os.path.join(build, "pythons.txt")) as f:
+        suffixes = sorted({line.split()[2] for line in f if len(line.split()) >= 3})
+    for suffix in suffixes:
+        files.append((data + "/data/lib/perfpy/perfpy" + suffix,
+                      os.path.join(lib, "perfpy" + suffix), True))
     return files
 
 
 def platform_tag():
     return re.sub(r"[-.]", "_", sysconfig.get_platform())
+
+
+def add(z, arc, body, executable):
+    """One file into the zip, with its mode (pip keeps the executable bit)."""
+    zi = zipfile.ZipInfo(arc, date_time=(2020, 1, 1, 0, 0, 0))
+    zi.external_attr = (stat.S_IFREG | (0o755 if executable else 0o644)) << 16
+    zi.compress_type = zipfile.ZIP_DEFLATED
+    z.writestr(zi, body)
 
 
 def write_wheel(outdir, build):
@@ -155,17 +167,11 @@ def write_wheel(outdir, build):
             else:
                 with open(src, "rb") as f:
                     body = f.read()
-            zi = zipfile.ZipInfo(arc, date_time=(2020, 1, 1, 0, 0, 0))
-            zi.external_attr = (stat.S_IFREG | (0o755 if executable else 0o644)) << 16
-            zi.compress_type = zipfile.ZIP_DEFLATED
-            z.writestr(zi, body)
+            add(z, arc, body, executable)
             digest = base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=")
             w.writerow([arc, "sha256=" + digest.decode(), len(body)])
         w.writerow([info + "/RECORD", "", ""])
-        zi = zipfile.ZipInfo(info + "/RECORD", date_time=(2020, 1, 1, 0, 0, 0))
-        zi.external_attr = (stat.S_IFREG | 0o644) << 16
-        zi.compress_type = zipfile.ZIP_DEFLATED
-        z.writestr(zi, record.getvalue())
+        add(z, info + "/RECORD", record.getvalue().encode(), False)
     os.replace(path + ".part", path)
     return name
 
