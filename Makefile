@@ -7,6 +7,8 @@
 #                        this machine and in a Debian sid root (WORLDS=host to skip it)
 #   make install [PREFIX=/usr/local] [DESTDIR=]   CLI, man page, module for every interpreter
 #   make install PYTHON=/path/to/python           module + startup hook into one interpreter/venv
+#   make wheel           dist/: a manylinux wheel (module for every CPython found) and the
+#                        sdist; what pip installs (docs/packaging.md)
 #   make asan | ubsan    unit tests, fuzz replays and one interpreter's integration tests
 #                        under sanitizers (build-asan/, build-ubsan/)
 #   make fuzz            libFuzzer runs of every parser (FUZZ_RUNS executions each)
@@ -46,7 +48,7 @@ CLI_LIB := $(BUILD)/libperfpy_cli.a
 CLI := $(BUILD)/perfpy
 LIBDIR := $(BUILD)/lib
 
-.PHONY: all clean demo test unit deps install uninstall asan ubsan fuzz stress bench fuzz-replay docs-images FORCE
+.PHONY: all clean demo test unit deps install uninstall wheel asan ubsan fuzz stress bench fuzz-replay docs-images FORCE
 all: $(CLI) modules
 	@:
 
@@ -85,7 +87,7 @@ $(BUILD)/pythons.mk: $(BUILD)/pythons.txt scripts/pythons-mk
 # Goals that only run other makes (after installing what is missing) look
 # for interpreters there, not here.
 ifneq ($(MAKECMDGOALS),)
-ifeq ($(filter-out demo test deps docs-images clean,$(MAKECMDGOALS)),)
+ifeq ($(filter-out demo test deps docs-images clean wheel,$(MAKECMDGOALS)),)
 SKIP_PYTHONS := 1
 endif
 endif
@@ -187,7 +189,11 @@ install: all
 uninstall:
 	@scripts/install --uninstall "$(DESTDIR)" "$(PREFIX)" "$(PYTHON)" "$(BUILD)"
 
+# ---- wheel and sdist (pip install; docs/packaging.md) ----------------------
+wheel:
+	@PYTHONS="$(PYTHONS)" scripts/wheel $(BUILD)
+
 clean:
-	rm -rf build build-asan build-ubsan build-fuzz build-clang
+	rm -rf build build-asan build-ubsan build-fuzz build-clang dist
 
 FORCE:
