@@ -17,8 +17,9 @@
  */
 #include "cli.h"
 #include "options.h"
-#include "perf_probe.h"
-#include "report.h"
+#include "report/perf_probe.h"
+#include "report/perf_run.h"
+#include "report/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -89,6 +90,15 @@ static int read_int_file(const char *path, int *v)
     return ok ? 0 : -1;
 }
 
+/* argv's output (stdout and stderr) into out; its wait status, or -1 when
+ * it could not start. */
+static int capture(char *const argv[], char *out, size_t cap)
+{
+    int st;
+
+    return pp_capture(argv, 1, NULL, out, cap, &st) < 0 ? -1 : st;
+}
+
 static void first_line(char *s)
 {
     s[strcspn(s, "\n")] = '\0';
@@ -104,9 +114,9 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     int st;
 
     *usable = 0;
-    st = pp_capture(version, out, sizeof(out));
+    st = capture(version, out, sizeof(out));
     if (st == -1 || (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !out[0]) ||
-        pp_report_find_perf(NULL, perf, cap) < 0) {
+        pp_perf_find(NULL, perf, cap, NULL) < 0) {
         if (strcmp(want, "perf") != 0)
             say(d, "FAIL", "perf", "PERF=%s is not an executable: point PERF at perf, or "
                 "unset it to use perf from PATH", want);
@@ -147,7 +157,7 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     {
         char *rec[] = {perf, "record", "-q", "--no-bpf-event", "-k", "1", "-e", "cpu-clock",
                        "--call-graph", "dwarf,4096", "-o", data, "--", "true", NULL};
-        st = pp_capture(rec, out, sizeof(out));
+        st = capture(rec, out, sizeof(out));
     }
     unlink(data);
     if (st == 0) {
@@ -167,7 +177,7 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     if (*usable) {
         char *kern[] = {perf, "record", "-q", "--no-bpf-event", "-e", "cpu-clock:k", "-o",
                         data, "--", "true", NULL};
-        st = pp_capture(kern, out, sizeof(out));
+        st = capture(kern, out, sizeof(out));
         unlink(data);
         if (st == 0)
             say(d, "ok", "kernel frames", "permitted (kernel functions appear in stacks)");
@@ -179,7 +189,7 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     rmdir(tmp);
     {
         char *hw[] = {perf, "stat", "-x,", "-e", "cycles:u", "true", NULL};
-        st = pp_capture(hw, out, sizeof(out));
+        st = capture(hw, out, sizeof(out));
         if (st == 0 && !strstr(out, "not supported") && !strstr(out, "<not"))
             say(d, "ok", "hardware counters", "available");
         else
@@ -266,7 +276,7 @@ static void check_python(doctor *d, const char *python)
     char where[PATH_MAX + 8] = "";
     int major, minor, fp, st, used = 0;
 
-    st = pp_capture(argv, out, sizeof(out));
+    st = capture(argv, out, sizeof(out));
     if (st != 0) {
         first_line(out);
         say(d, "FAIL", "python", "cannot run %s (%s): give the interpreter to check, "

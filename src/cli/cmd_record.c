@@ -33,9 +33,11 @@
  */
 #include "cli.h"
 #include "options.h"
-#include "perf_data.h"
-#include "perf_probe.h"
-#include "report.h"
+#include "report/perf_data.h"
+#include "report/perf_probe.h"
+#include "report/perf_run.h"
+#include "report/spawn.h"
+#include "report/report.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -990,6 +992,7 @@ int pp_cmd_record(int argc, char **argv)
     run_state st;
     pp_report_opts ro = PP_REPORT_OPTS_INIT;
     pp_report_result rr;
+    pp_error err;
     struct sigaction sa, old_int, old_term;
     int rc, status, saved_stderr, exit_code, fp, pid_r = -1, pid_w = -1;
     enum jit_place jit_at = JIT_HERE;
@@ -1000,8 +1003,8 @@ int pp_cmd_record(int argc, char **argv)
 
     if ((rc = pp_parsed("record", pp_record_parse(argc, argv, &o, &u), &u, help)) >= 0)
         return rc;
-    if (pp_report_find_perf(NULL, perf, sizeof(perf)) < 0)
-        return PP_EXIT_FAIL;
+    if (pp_perf_find(NULL, perf, sizeof(perf), &err) < 0)
+        return pp_fail_error(&err);
     if (self_exe(self, sizeof(self)) < 0)
         return pp_fail("cannot find perfpy's own executable: %s", strerror(errno));
     unwinder = pp_perf_unwinder(perf);
@@ -1169,6 +1172,10 @@ int pp_cmd_record(int argc, char **argv)
     ro.perf = perf;
     ro.inline_frames = o.inline_frames;
     rc = pp_report(&ro, &rr);
+    if (rr.warning[0])
+        fprintf(stderr, "perfpy: warning: %s\n", rr.warning);
+    if (rc < 0)
+        pp_fail_error(&rr.err);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (stop_requested) {
@@ -1188,7 +1195,7 @@ int pp_cmd_record(int argc, char **argv)
         pp_report_result_free(&rr);
         return PP_EXIT_FAIL;
     }
-    pp_report_print_summary(stderr, &rr, 10);
+    pp_summary_print(stderr, &rr, 10);
     explain_truncation(&rr.profile, strcmp(mode, "perf") == 0 && fp, o.stack_size, &maxstack);
     pp_report_result_free(&rr);
     if (strcmp(mode, "perf") == 0 && !o.pid) {

@@ -5,7 +5,7 @@
  * src/cli/perf_data.c (all read files perfpy did not write). Replayed over
  * tests/fuzz/corpus/perf_data/ by `make test`.
  */
-#include "perf_data.h"
+#include "report/perf_data.h"
 
 #include <stdint.h>
 #include <stdlib.h>
