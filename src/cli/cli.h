@@ -44,6 +44,10 @@ int pp_fail_error(const pp_error *e);
  * returns PP_EXIT_FAIL. */
 int pp_exec(char **argv);
 
+/* Saves what perf changes in the environment of the program it starts
+ * (PATH first), for `perfpy __exec` to put back (cmd_exec.c). 0 or -errno. */
+int pp_exec_env_save(void);
+
 /* The directory holding sitecustomize.py and the module builds:
  * $PERFPY_LIBDIR, <exe dir>/lib (build tree), <exe dir>/../lib/perfpy
  * (installed). 0, or -1 after printing what was searched. */
