@@ -33,18 +33,23 @@ LDLIBS := -lpthread -lz -lm
 
 ENGINE_SRCS := $(wildcard src/engine/*.c) $(wildcard src/engine/*.S)
 ENGINE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(ENGINE_SRCS))
+# Three layers, each its own library; dependencies point one way:
+# cli (commands) -> report (perf.data -> profile) -> output (profile -> bytes)
 CLI_SRCS := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 CLI_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(CLI_SRCS))
+REPORT_SRCS := $(wildcard src/report/*.c) $(wildcard src/output/*.c)
+REPORT_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(REPORT_SRCS))
 EXT_SRCS := $(wildcard src/python/*.c)
 EXT_HDRS := $(wildcard src/python/*.h)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/%,$(BUILD)/obj/tests/%.o,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(patsubst tests/fuzz/fuzz_%.c,$(BUILD)/fuzz-replay-%,$(FUZZ_SRCS))
-HDRS := $(wildcard include/perfpy/*.h src/engine/*.h src/cli/*.h)
+HDRS := $(wildcard include/perfpy/*.h src/engine/*.h src/cli/*.h src/report/*.h src/output/*.h)
 
 ENGINE_LIB := $(BUILD)/libperfpy_engine.a
 CLI_LIB := $(BUILD)/libperfpy_cli.a
+REPORT_LIB := $(BUILD)/libperfpy_report.a
 CLI := $(BUILD)/perfpy
 LIBDIR := $(BUILD)/lib
 
@@ -55,7 +60,7 @@ all: $(CLI) modules
 # ---- engine and CLI ------------------------------------------------------
 $(BUILD)/obj/%.c.o: src/%.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc/engine -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -Isrc -Isrc/engine -c $< -o $@
 
 $(BUILD)/obj/%.S.o: src/%.S
 	@mkdir -p $(dir $@)
@@ -67,7 +72,10 @@ $(ENGINE_LIB): $(ENGINE_OBJS)
 $(CLI_LIB): $(CLI_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(ENGINE_LIB)
+$(REPORT_LIB): $(REPORT_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(REPORT_LIB) $(ENGINE_LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---- the module, once per interpreter ------------------------------------
@@ -108,13 +116,13 @@ $(LIBDIR)/sitecustomize.py: src/python/sitecustomize.py
 # ---- tests ---------------------------------------------------------------
 $(BUILD)/obj/tests/%.c.o: tests/%.c $(HDRS) tests/unit/test.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc/engine -Isrc/cli -Itests/unit -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -Isrc -Isrc/engine -Itests/unit -c $< -o $@
 
-$(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(ENGINE_LIB)
+$(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(REPORT_LIB) $(ENGINE_LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(CLI_LIB) $(ENGINE_LIB)
-	$(CC) $(ALL_CFLAGS) -Isrc/engine -Isrc/cli $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(CLI_LIB) $(REPORT_LIB) $(ENGINE_LIB)
+	$(CC) $(ALL_CFLAGS) -Isrc -Isrc/engine $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests

@@ -9,6 +9,8 @@
 #ifndef PERFPY_CLI_H
 #define PERFPY_CLI_H
 
+#include "perfpy/error.h"
+
 #include <stddef.h>
 
 #define PP_EXIT_OK 0
@@ -36,9 +38,15 @@ int pp_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* "perfpy: MESSAGE" on stderr; returns 1. */
 int pp_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "perfpy: MESSAGE" of a library's error (include/perfpy/error.h); returns 1. */
+int pp_fail_error(const pp_error *e);
 /* execvp(argv); if that returns, says why on stderr (pp_fail's way) and
  * returns PP_EXIT_FAIL. */
 int pp_exec(char **argv);
+
+/* Saves what perf changes in the environment of the program it starts
+ * (PATH first), for `perfpy __exec` to put back (cmd_exec.c). 0 or -errno. */
+int pp_exec_env_save(void);
 
 /* The directory holding sitecustomize.py and the module builds:
  * $PERFPY_LIBDIR, <exe dir>/lib (build tree), <exe dir>/../lib/perfpy
@@ -54,11 +62,6 @@ int pp_prepare_child_env(const char *libdir, const char *mode);
  * about it, for this user on this system. */
 int pp_perf_refused(const char *perf_said);
 void pp_perf_refused_advice(char *buf, size_t cap);
-
-/* Runs argv (stdin /dev/null) with stdout+stderr captured into out
- * (NUL-terminated, cut at cap); returns the wait status, or -1 if it could
- * not start. */
-int pp_capture(char *const argv[], char *out, size_t cap);
 
 /* fflush + ferror + fclose of stdout: a full disk is an error, not a
  * truncated report. Returns 0 or 1 (after saying why). */

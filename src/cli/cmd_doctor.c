@@ -16,9 +16,12 @@
  *               frame pointers (which mode auto picks), perfpy's module for it
  */
 #include "cli.h"
+#include "interp.h"
 #include "options.h"
-#include "perf_probe.h"
-#include "report.h"
+#include "places.h"
+#include "report/perf_probe.h"
+#include "report/perf_run.h"
+#include "report/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,6 +91,15 @@ static int read_int_file(const char *path, int *v)
     return ok ? 0 : -1;
 }
 
+/* argv's output (stdout and stderr) into out; its wait status, or -1 when
+ * it could not start. */
+static int capture(char *const argv[], char *out, size_t cap)
+{
+    int st;
+
+    return pp_capture(argv, 1, NULL, out, cap, &st) < 0 ? -1 : st;
+}
+
 static void first_line(char *s)
 {
     s[strcspn(s, "\n")] = '\0';
@@ -104,9 +115,9 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     int st;
 
     *usable = 0;
-    st = pp_capture(version, out, sizeof(out));
+    st = capture(version, out, sizeof(out));
     if (st == -1 || (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !out[0]) ||
-        pp_report_find_perf(NULL, perf, cap) < 0) {
+        pp_perf_find(NULL, perf, cap, NULL) < 0) {
         if (strcmp(want, "perf") != 0)
             say(d, "FAIL", "perf", "PERF=%s is not an executable: point PERF at perf, or "
                 "unset it to use perf from PATH", want);
@@ -147,7 +158,7 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     {
         char *rec[] = {perf, "record", "-q", "--no-bpf-event", "-k", "1", "-e", "cpu-clock",
                        "--call-graph", "dwarf,4096", "-o", data, "--", "true", NULL};
-        st = pp_capture(rec, out, sizeof(out));
+        st = capture(rec, out, sizeof(out));
     }
     unlink(data);
     if (st == 0) {
@@ -167,7 +178,7 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     if (*usable) {
         char *kern[] = {perf, "record", "-q", "--no-bpf-event", "-e", "cpu-clock:k", "-o",
                         data, "--", "true", NULL};
-        st = pp_capture(kern, out, sizeof(out));
+        st = capture(kern, out, sizeof(out));
         unlink(data);
         if (st == 0)
             say(d, "ok", "kernel frames", "permitted (kernel functions appear in stacks)");
@@ -179,7 +190,7 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     rmdir(tmp);
     {
         char *hw[] = {perf, "stat", "-x,", "-e", "cycles:u", "true", NULL};
-        st = pp_capture(hw, out, sizeof(out));
+        st = capture(hw, out, sizeof(out));
         if (st == 0 && !strstr(out, "not supported") && !strstr(out, "<not"))
             say(d, "ok", "hardware counters", "available");
         else
@@ -211,85 +222,61 @@ static void check_system(doctor *d)
  * map PROT_EXEC (the jitdump's mmap is what tells perf about it). */
 static void check_dir(doctor *d, const char *what, const char *dir, int exec)
 {
-    char path[PATH_MAX];
     struct stat st;
-    int fd;
+    int err;
 
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         say(d, "FAIL", what, "%s does not exist: create it (mkdir -p %s) or set "
             "PERFPY_JITDUMP_DIR to a directory that does", dir, dir);
         return;
     }
-    snprintf(path, sizeof(path), "%s/perfpy-doctor-%d", dir, (int)getpid());
-    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
+    switch (pp_places_check(dir, exec, &err)) {
+    case PP_DIR_NO_CREATE:
         say(d, "FAIL", what, "cannot create files in %s (%s): make it writable, or set "
-            "PERFPY_JITDUMP_DIR to a writable directory", dir, strerror(errno));
-        return;
+            "PERFPY_JITDUMP_DIR to a writable directory", dir, strerror(err));
+        break;
+    case PP_DIR_NO_WRITE:
+        say(d, "FAIL", what, "cannot write to %s (%s): is the disk full?", dir, strerror(err));
+        break;
+    case PP_DIR_NO_EXEC:
+        say(d, "FAIL", what, "%s is mounted noexec (mmap PROT_EXEC: %s): jit mode "
+            "cannot announce its dump to perf; set PERFPY_JITDUMP_DIR to a directory "
+            "on an exec filesystem", dir, strerror(err));
+        break;
+    default:
+        say(d, "ok", what, "%s is writable%s", dir, exec ? " and exec-mappable" : "");
     }
-    if (exec) {
-        void *m;
-        if (write(fd, "perfpy", 6) != 6) {
-            say(d, "FAIL", what, "cannot write to %s (%s): is the disk full?", dir,
-                strerror(errno));
-            goto out;
-        }
-        m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            say(d, "FAIL", what, "%s is mounted noexec (mmap PROT_EXEC: %s): jit mode "
-                "cannot announce its dump to perf; set PERFPY_JITDUMP_DIR to a directory "
-                "on an exec filesystem", dir, strerror(errno));
-            goto out;
-        }
-        munmap(m, 4096);
-    }
-    say(d, "ok", what, "%s is writable%s", dir, exec ? " and exec-mappable" : "");
-out:
-    close(fd);
-    unlink(path);
 }
 
 /* ---- the interpreter --------------------------------------------------------- */
 
 static void check_python(doctor *d, const char *python)
 {
-    static const char code[] =
-        "import sys, sysconfig\n"
-        "v = sys.version_info\n"
-        "flags = ' '.join(str(sysconfig.get_config_var(k) or '') for k in "
-        "('CFLAGS', 'PY_CFLAGS', 'PY_CFLAGS_NODIST', 'CONFIGURE_CFLAGS'))\n"
-        "print(sys.implementation.name, '%d.%d.%d' % v[:3], v[0], v[1],"
-        " sysconfig.get_config_var('EXT_SUFFIX'), int('-fno-omit-frame-pointer' in flags),"
-        " sys.executable)\n";
-    char *argv[] = {(char *)python, "-S", "-c", (char *)code, NULL};
-    char out[4096], impl[32], version[32], suffix[64], libdir[PATH_MAX], module[PATH_MAX + 80];
-    char where[PATH_MAX + 8] = "";
-    int major, minor, fp, st, used = 0;
+    pp_interp in;
+    char out[4096], libdir[PATH_MAX], module[PATH_MAX + 80], where[PATH_MAX + 8] = "";
+    int rc = pp_interp_probe(python, &in, out, sizeof(out));
 
-    st = pp_capture(argv, out, sizeof(out));
-    if (st != 0) {
+    if (rc < 0 && rc != -EPROTO) {
         first_line(out);
         say(d, "FAIL", "python", "cannot run %s (%s): give the interpreter to check, "
-            "`perfpy doctor -- /path/to/python`", python,
-            st == 127 << 8 || !out[0] ? "not found" : out);
+            "`perfpy doctor -- /path/to/python`", python, rc != -ECHILD || !out[0] ?
+            "not found" : out);
         return;
     }
-    if (sscanf(out, "%31s %31s %d %d %63s %d %n", impl, version, &major, &minor, suffix, &fp,
-               &used) < 6) {
+    if (rc < 0) {
         say(d, "FAIL", "python", "%s did not answer as a Python interpreter", python);
         return;
     }
-    if (strcmp(impl, "cpython") != 0 || major != 3 || minor < 8) {
+    if (!in.cpython || in.major != 3 || in.minor < 8) {
         say(d, "FAIL", "python", "%s is %s %s; perfpy supports CPython 3.8 to 3.15", python,
-            impl, version);
+            in.impl, in.version);
         return;
     }
-    first_line(out + used);
-    if (used && out[used] && strcmp(out + used, python) != 0)
-        snprintf(where, sizeof(where), " (%s)", out + used);
-    say(d, minor > 15 ? "warn" : "ok", "python", "%s%s is CPython %s%s", python, where,
-        version, minor > 15 ? " (newer than 3.15: untested)" : "");
-    say(d, "info", "frame pointers", fp ?
+    if (in.executable[0] && strcmp(in.executable, python) != 0)
+        snprintf(where, sizeof(where), " (%s)", in.executable);
+    say(d, in.minor > 15 ? "warn" : "ok", "python", "%s%s is CPython %s%s", python, where,
+        in.version, in.minor > 15 ? " (newer than 3.15: untested)" : "");
+    say(d, "info", "frame pointers", strcmp(pp_interp_auto_mode(&in), "perf") == 0 ?
         "kept: `perfpy record` uses perf-map mode with frame-pointer stacks" :
         "omitted: `perfpy record` uses jit mode (jitdump + DWARF unwinding) for whole stacks");
     fflush(stdout);
@@ -297,13 +284,13 @@ static void check_python(doctor *d, const char *python)
         say(d, "FAIL", "perfpy module", "perfpy's module directory is missing (see above)");
         return;
     }
-    snprintf(module, sizeof(module), "%s/perfpy%s", libdir, suffix);
-    if (access(module, R_OK) == 0)
+    if (pp_interp_module(&in, libdir, module, sizeof(module)) == 0)
         say(d, "ok", "perfpy module", "%s", module);
     else
         say(d, "FAIL", "perfpy module", "no build for Python %d.%d (%s is missing): in "
             "perfpy's source tree run `make PYTHONS=%s` (it needs that Python's headers: "
-            "Debian package python%d.%d-dev)", major, minor, module, python, major, minor);
+            "Debian package python%d.%d-dev)", in.major, in.minor, module, python, in.major,
+            in.minor);
 }
 
 int pp_doctor_parse(int argc, char **argv, pp_doctor_opts *o, pp_usage *u)

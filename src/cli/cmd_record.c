@@ -15,9 +15,9 @@
  *        PERFPY_LINES_DIR=<tmp>: the program and every Python child start
  *        the engine; dumps and line sidecars land in private directories
  *        (the dumps on a memory filesystem when one is at hand: see
- *        memory_dir)
- *     4. report.c: perf inject --jit (throw-away build-id dir), perf script
- *        --no-inline, fold, write the format; summary on stderr
+ *        places.c)
+ *     4. src/report: perf inject --jit (throw-away build-id dir), perf
+ *        script --no-inline, fold, write the format; summary on stderr
  *     5. remove what perfpy and the engine created (maps, dumps, jitted ELFs,
  *        the temporary directory) unless --keep; exit with the program's
  *        status
@@ -30,36 +30,42 @@
  * Nothing recorded is lost: if post-processing fails (output not writable,
  * disk full), the recording stays in its directory and the command to
  * finish it is printed.
+ *
+ * pp_cmd_record is a driver of named steps over one plan (heap-allocated:
+ * it holds the report's result and a dozen paths):
+ *
+ *   choose ─► make_dirs ─► set_env ─► record ─► report ─► clean
+ *   (perf,     (recording   (PYTHONPATH, (perf     (pp_report,  (maps, dumps,
+ *    probe,     dir, where   PERFPY, the  record    summary)     directories)
+ *    mode)      dumps go)    dirs)        + program)
+ *
+ * The program's run lives in record_run.c, the interpreter probe in
+ * interp.c, the directories in places.c, `perfpy __exec` in cmd_exec.c.
  */
 #include "cli.h"
+#include "interp.h"
 #include "options.h"
-#include "perf_data.h"
-#include "perf_probe.h"
-#include "report.h"
+#include "places.h"
+#include "record.h"
+#include "report/perf_data.h"
+#include "report/perf_probe.h"
+#include "report/perf_run.h"
+#include "report/report.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_RATE 399
-#define TMPFS_MAGIC_ 0x01021994          /* statfs f_type of tmpfs (linux/magic.h) */
-#define MEMORY_DIR_MIN_FREE (1ull << 30) /* room for ~200,000 functions' files */
 #define DEFAULT_STACK 32768
 #define MAX_STACK 65528
 
@@ -130,167 +136,6 @@ static void help(FILE *out)
             "  perfpy record -- python app.py\n"
             "  perfpy record -f html -o app.html -r 999 -- python -m mypackage\n",
             DEFAULT_RATE, MAX_STACK, DEFAULT_STACK);
-}
-
-/* ---- the target interpreter ------------------------------------------------ */
-
-typedef struct interp_info {
-    int known;                   /* the probe ran and said what it is */
-    int major, minor;
-    int cpython;
-    int frame_pointers;
-    char ext_suffix[64];
-    char path[PATH_MAX];
-} interp_info;
-
-/* Resolves name like execvp would; 0 or -1. */
-static int which(const char *name, char *buf, size_t cap)
-{
-    const char *path = getenv("PATH");
-
-    if (strchr(name, '/')) {
-        if (access(name, X_OK) != 0)
-            return -1;
-        snprintf(buf, cap, "%s", name);
-        return 0;
-    }
-    if (!path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    while (*path) {
-        const char *end = strchr(path, ':');
-        size_t n = end ? (size_t)(end - path) : strlen(path);
-        struct stat st;
-        snprintf(buf, cap, "%.*s/%s", (int)n, n ? path : ".", name);
-        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
-            return 0;
-        path += n + (end ? 1 : 0);
-    }
-    return -1;
-}
-
-/* For a script with a "#!" line, the interpreter it names (env resolved). */
-static void shebang_interpreter(const char *path, char *buf, size_t cap)
-{
-    char line[PATH_MAX], *p, *word;
-    FILE *f = fopen(path, "r");
-
-    buf[0] = '\0';
-    if (!f)
-        return;
-    if (!fgets(line, sizeof(line), f) || strncmp(line, "#!", 2) != 0) {
-        fclose(f);
-        return;
-    }
-    fclose(f);
-    p = line + 2;
-    p[strcspn(p, "\r\n")] = '\0';
-    word = strtok(p, " \t");
-    if (word && strcmp(word, "/usr/bin/env") == 0) {
-        word = strtok(NULL, " \t");
-        while (word && word[0] == '-')
-            word = strtok(NULL, " \t");
-        if (!word || which(word, buf, cap) != 0)
-            buf[0] = '\0';
-    } else if (word) {
-        snprintf(buf, cap, "%s", word);
-    }
-    /* Only a Python is asked the probe's questions: `sh -S -c <code>` and
-     * the like would run the probe as a shell command. */
-    p = strrchr(buf, '/');
-    if (!strstr(p ? p + 1 : buf, "python"))
-        buf[0] = '\0';
-}
-
-static const char probe_code[] =
-    "import sys, sysconfig\n"
-    "v = sys.version_info\n"
-    "flags = ' '.join(str(sysconfig.get_config_var(k) or '') for k in "
-    "('CFLAGS', 'PY_CFLAGS', 'PY_CFLAGS_NODIST', 'CONFIGURE_CFLAGS'))\n"
-    "print(sys.implementation.name, v[0], v[1], sysconfig.get_config_var('EXT_SUFFIX'),"
-    " int('-fno-omit-frame-pointer' in flags))\n";
-
-/* Runs `python -c probe_code`; fills info when it answers. */
-static void probe_interpreter(const char *exe, interp_info *info)
-{
-    int pipefd[2];
-    pid_t pid;
-    char out[512];
-    ssize_t n = 0, got;
-    int status;
-    char impl[32];
-
-    if (pipe2(pipefd, O_CLOEXEC) != 0)
-        return;
-    pid = fork();
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_RDWR);
-        dup2(pipefd[1], 1);
-        if (devnull >= 0) {
-            dup2(devnull, 0);
-            dup2(devnull, 2);
-        }
-        unsetenv("PYTHONPATH");
-        unsetenv("PYTHONSTARTUP");
-        execl(exe, exe, "-S", "-c", probe_code, (char *)NULL);
-        _exit(127);
-    }
-    close(pipefd[1]);
-    while (pid > 0 && n < (ssize_t)sizeof(out) - 1 &&
-           (got = read(pipefd[0], out + n, sizeof(out) - 1 - (size_t)n)) != 0) {
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            break;
-        n += got;
-    }
-    close(pipefd[0]);
-    if (pid < 0)
-        return;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    out[n] = '\0';
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return;
-    if (sscanf(out, "%31s %d %d %63s %d", impl, &info->major, &info->minor,
-               info->ext_suffix, &info->frame_pointers) == 5) {
-        info->known = 1;
-        info->cpython = strcmp(impl, "cpython") == 0;
-        snprintf(info->path, sizeof(info->path), "%s", exe);
-    }
-}
-
-/* 0 when the program may be recorded (info filled as far as known), else
- * exit status after saying what is wrong. */
-static int check_program(char **argv, const char *libdir, interp_info *info)
-{
-    char exe[PATH_MAX], interp[PATH_MAX], module[PATH_MAX + 128];
-
-    memset(info, 0, sizeof(*info));
-    if (which(argv[0], exe, sizeof(exe)) != 0)
-        return pp_fail("cannot find '%s'%s (is the interpreter installed? give its "
-                       "full path, e.g. /usr/bin/python3)", argv[0],
-                       strchr(argv[0], '/') ? "" : " on PATH");
-    probe_interpreter(exe, info);
-    if (!info->known) {
-        shebang_interpreter(exe, interp, sizeof(interp));
-        if (interp[0])
-            probe_interpreter(interp, info);
-    }
-    if (!info->known) {
-        fprintf(stderr, "perfpy: '%s' does not answer as a Python interpreter; recording "
-                "it anyway (the Python processes it starts are profiled)\n", argv[0]);
-        return 0;
-    }
-    if (!info->cpython)
-        return pp_fail("%s is not CPython; perfpy supports CPython 3.8 to 3.15", info->path);
-    if (info->major != 3 || info->minor < 8)
-        return pp_fail("%s is Python %d.%d; perfpy supports CPython 3.8 to 3.15 (use a "
-                       "newer interpreter)", info->path, info->major, info->minor);
-    snprintf(module, sizeof(module), "%s/perfpy%s", libdir, info->ext_suffix);
-    if (access(module, R_OK) != 0)
-        return pp_fail("no perfpy module for Python %d.%d (%s is missing): build it with "
-                       "`make PYTHONS=%s`", info->major, info->minor, module, info->path);
-    return 0;
 }
 
 /* ---- options ---------------------------------------------------------------- */
@@ -444,443 +289,13 @@ static void default_output(const pp_record_opts *o, char *buf, size_t cap)
     program_stem(o, stem, sizeof(stem));
     localtime_r(&t, &tm);
     strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-    if (strcmp(o->format->name, "perf") == 0)
+    if (o->format->recording)
         snprintf(buf, cap, "%s-%s.perf.data", stem, stamp);
     else
         snprintf(buf, cap, "%s-%s%s", stem, stamp, o->format->ext);
 }
 
-/* ---- running perf ------------------------------------------------------------- */
-
-static volatile sig_atomic_t stop_requested;
-static void on_stop(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
-
-typedef struct run_state {
-    pid_t perf;
-    int err_fd;                  /* perf's stderr, read end */
-    char err[16384];             /* the last bytes perf wrote on stderr */
-    size_t err_len;
-    int status;                  /* perf's wait status, then the program's */
-    int stopped;                 /* perfpy stopped perf (duration, Ctrl-C) */
-    int perf_died;               /* perf ended before the program */
-    pid_t program;               /* its pid, as `perfpy __exec` told; 0 unknown */
-    double seconds;
-} run_state;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void keep_err(run_state *st, const char *buf, size_t n)
-{
-    if (n >= sizeof(st->err)) {
-        buf += n - (sizeof(st->err) - 1);
-        n = sizeof(st->err) - 1;
-    }
-    if (st->err_len + n >= sizeof(st->err)) {
-        size_t drop = st->err_len + n - (sizeof(st->err) - 1);
-        memmove(st->err, st->err + drop, st->err_len - drop);
-        st->err_len -= drop;
-    }
-    memcpy(st->err + st->err_len, buf, n);
-    st->err_len += n;
-    st->err[st->err_len] = '\0';
-}
-
-static void status_line(double elapsed, int done)
-{
-    if (done)
-        fprintf(stderr, "\r\033[K");
-    else
-        fprintf(stderr, "\r\033[Kperfpy: recording %.1f s (Ctrl-C stops and writes the "
-                "profile)", elapsed);
-    fflush(stderr);
-}
-
-/* Waits for perf, reading its stderr, stopping it on Ctrl-C or after the
- * duration, drawing the status line on a terminal. */
-static void supervise(run_state *st, double duration)
-{
-    double t0 = now_s(), next_draw = t0 + 1.0;
-    int live = isatty(2), drawn = 0, open_err = 1, sent = 0;
-
-    for (;;) {
-        struct pollfd p = {st->err_fd, POLLIN, 0};
-        double now = now_s();
-        int r, status;
-
-        if (!sent && (stop_requested || (duration > 0 && now - t0 >= duration))) {
-            kill(st->perf, SIGINT);
-            st->stopped = 1;
-            sent = 1;
-        }
-        if (waitpid(st->perf, &status, WNOHANG) == st->perf) {
-            st->status = status;
-            break;
-        }
-        r = open_err ? poll(&p, 1, 100) : poll(NULL, 0, 100);
-        if (r > 0 && open_err) {
-            char buf[4096];
-            ssize_t n = read(st->err_fd, buf, sizeof(buf));
-            if (n > 0)
-                keep_err(st, buf, (size_t)n);
-            else if (n == 0 || (errno != EINTR && errno != EAGAIN))
-                open_err = 0;
-        }
-        if (live && now_s() >= next_draw) {
-            status_line(now_s() - t0, 0);
-            drawn = 1;
-            next_draw += 0.5;
-        }
-    }
-    for (;;) {   /* what perf wrote just before exiting */
-        char buf[4096];
-        ssize_t n = open_err ? read(st->err_fd, buf, sizeof(buf)) : 0;
-        if (n <= 0)
-            break;
-        keep_err(st, buf, (size_t)n);
-    }
-    if (drawn)
-        status_line(0, 1);
-    st->seconds = now_s() - t0;
-}
-
-static int start_perf(char **argv, run_state *st)
-{
-    int pipefd[2];
-
-    if (pipe2(pipefd, O_CLOEXEC) != 0)
-        return -errno;
-    st->perf = fork();
-    if (st->perf < 0) {
-        int err = -errno;
-        close(pipefd[0]);
-        close(pipefd[1]);
-        return err;
-    }
-    if (st->perf == 0) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        dup2(pipefd[1], 2);
-        execvp(argv[0], argv);
-        fprintf(stderr, "perfpy-exec-failed: %s\n", strerror(errno));
-        _exit(127);
-    }
-    close(pipefd[1]);
-    st->err_fd = pipefd[0];
-    return 0;
-}
-
-/* Why perf could not record, in words that say what to do. */
-static void explain_perf_failure(const run_state *st)
-{
-    const char *e = st->err;
-
-    if (strstr(e, "perfpy-exec-failed"))
-        pp_fail("cannot run perf (%s); install it: apt-get install linux-perf "
-                "(Debian) or linux-tools-$(uname -r) (Ubuntu)", strstr(e, ": ") ? strstr(e, ": ") + 2 : e);
-    else if (pp_perf_refused(e)) {
-        char advice[1024];
-        pp_perf_refused_advice(advice, sizeof(advice));
-        pp_fail("perf is not permitted to record: %s. Check with `perfpy doctor`.", advice);
-    }
-    else if (strstr(e, "clockid") || strstr(e, "use_clockid"))
-        pp_fail("this perf cannot timestamp with CLOCK_MONOTONIC (-k 1), which jit "
-                "mode needs; upgrade perf, or use --mode perf. perf said:\n%s", e);
-    else
-        pp_fail("perf record failed. perf said:\n%s", e[0] ? e : "(nothing)");
-}
-
-/* ---- the program's environment -------------------------------------------------- */
-
-/* perf puts its own directories first on the workload's PATH
- * (/usr/lib/perf-core, and /usr/bin when run as /usr/bin/perf: ahead of a
- * venv's or pyenv's python3) and sets PREFIX, PERF_BUILDID_DIR and
- * DEBUGINFOD_URLS. record saves these as perfpy found them in
- * PERFPY_EXEC_ENV ("NAME=value" or "NAME" for unset, one a line) and
- * `perfpy __exec` puts them back before running the program, so that
- * `python3` is the one the user's shell would run. */
-static const char *const perf_sets[] = {"PATH", "PREFIX", "PERF_BUILDID_DIR", "DEBUGINFOD_URLS"};
-#define N_PERF_SETS (sizeof(perf_sets) / sizeof(perf_sets[0]))
-
-static int save_env_for_exec(void)
-{
-    char buf[65536];
-    size_t n = 0;
-
-    buf[0] = '\0';
-    for (size_t i = 0; i < N_PERF_SETS; i++) {
-        const char *v = getenv(perf_sets[i]);
-        int w;
-        if (v && strchr(v, '\n'))
-            continue;                   /* not representable: perf's value stays */
-        w = snprintf(buf + n, sizeof(buf) - n, v ? "%s=%s\n" : "%s\n", perf_sets[i], v);
-        if (w < 0 || (size_t)w >= sizeof(buf) - n)
-            return -ENAMETOOLONG;
-        n += (size_t)w;
-    }
-    return setenv("PERFPY_EXEC_ENV", buf, 1) == 0 ? 0 : -errno;
-}
-
-static void restore_env_for_exec(void)
-{
-    const char *saved = getenv("PERFPY_EXEC_ENV");
-    char *copy = saved ? strdup(saved) : NULL, *line, *next;
-
-    unsetenv("PERFPY_EXEC_ENV");
-    for (line = copy; line && *line; line = next) {
-        char *eq;
-        next = strchr(line, '\n');
-        if (!next)
-            break;
-        *next++ = '\0';
-        eq = strchr(line, '=');
-        if (eq)
-            *eq = '\0';
-        for (size_t i = 0; i < N_PERF_SETS; i++) {
-            if (strcmp(line, perf_sets[i]) != 0)
-                continue;
-            if (eq)
-                setenv(line, eq + 1, 1);
-            else
-                unsetenv(line);
-        }
-    }
-    free(copy);
-}
-
-/* perf and the program: perfpy is a child subreaper, so when perf ends
- * first (killed, or crashed) the program becomes perfpy's child instead of
- * init's. It then goes on to its end, perfpy waits for it and passes its
- * status on, and what perf wrote is finished (pp_perf_data_finish) and
- * reported. A program that ended with perf is reaped here too, so its own
- * status is known (perf's mimics it). */
-static int watch_program(int *r, int *w)
-{
-    int fds[2];
-
-    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 || pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
-        return -1;
-    *w = fcntl(fds[1], F_DUPFD, 10);   /* no CLOEXEC: perf passes it to __exec */
-    close(fds[1]);
-    if (*w < 0) {
-        close(fds[0]);
-        return -1;
-    }
-    *r = fds[0];
-    return 0;
-}
-
-static void wait_program(run_state *st, int pid_fd)
-{
-    char buf[32];
-    ssize_t n = pid_fd >= 0 ? read(pid_fd, buf, sizeof(buf) - 1) : -1;
-    int status;
-    pid_t r;
-
-    if (n <= 0)
-        return;
-    buf[n] = '\0';
-    st->program = (pid_t)atoi(buf);
-    if (st->program <= 0 || st->stopped)
-        return;
-    r = waitpid(st->program, &status, WNOHANG);
-    if (r == st->program) {
-        st->status = status;
-        return;
-    }
-    if (r != 0)
-        return;                        /* perf reaped it: perf's status mimics it */
-    st->perf_died = 1;
-    if (WIFSIGNALED(st->status))
-        fprintf(stderr, "perfpy: perf was killed while recording (signal %d, %s); ",
-                WTERMSIG(st->status), strsignal(WTERMSIG(st->status)));
-    else
-        fprintf(stderr, "perfpy: perf ended while recording (exit status %d); ",
-                WIFEXITED(st->status) ? WEXITSTATUS(st->status) : -1);
-    fprintf(stderr, "the program (pid %d) goes on and perfpy waits for it; what perf "
-            "recorded until then is kept\n", (int)st->program);
-    while (waitpid(st->program, &status, 0) < 0)
-        if (errno != EINTR)
-            return;
-    st->status = status;
-}
-
-/* ---- cleaning up -------------------------------------------------------------- */
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st; (void)flag; (void)ftw;
-    return remove(path);
-}
-
-/* The engine in each process wrote <dir>/perfpy-<pid>.lines: exactly the
- * processes whose files in a shared directory (/tmp/perf-<pid>.map, and
- * /tmp/jit-<pid>.dump when the dumps had to go to /tmp) are this
- * recording's. fmt has one %d, the pid; fn gets each existing path. */
-static void per_process(const char *dir, const char *fmt, void (*fn)(const char *path))
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-
-    if (!d)
-        return;
-    while ((e = readdir(d)) != NULL) {
-        int pid;
-        char tail[8], path[PATH_MAX];
-        if (sscanf(e->d_name, "perfpy-%d.%7s", &pid, tail) == 2 &&
-            strcmp(tail, "lines") == 0) {
-            snprintf(path, sizeof(path), fmt, pid);
-            if (access(path, F_OK) == 0)
-                fn(path);
-        }
-    }
-    closedir(d);
-}
-
-static void unlink_path(const char *path)
-{
-    unlink(path);
-}
-
-static void say_kept(const char *path)
-{
-    fprintf(stderr, "perfpy: kept %s\n", path);
-}
-
-static void remove_per_process(const char *dir, const char *fmt)
-{
-    per_process(dir, fmt, unlink_path);
-}
-
-/* ---- where the dumps go ----------------------------------------------------------- */
-
-static int on_tmpfs(const char *path)
-{
-    struct statfs fs;
-    return statfs(path, &fs) == 0 && (unsigned long)fs.f_type == TMPFS_MAGIC_;
-}
-
-/* Whether a file in dir can be mapped PROT_EXEC (not mounted noexec): the
- * engine maps its dump that way so that perf records where it is. */
-static int exec_mappable(const char *dir)
-{
-    char path[PATH_MAX];
-    void *m;
-    int fd, ok = 0;
-
-    if ((size_t)snprintf(path, sizeof(path), "%s/probe", dir) >= sizeof(path))
-        return 0;
-    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return 0;
-    if (write(fd, "perfpy", 6) == 6) {
-        m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-        if (m != MAP_FAILED) {
-            munmap(m, 4096);
-            ok = 1;
-        }
-    }
-    close(fd);
-    unlink(path);
-    return ok;
-}
-
-/* Whether files in /tmp itself map PROT_EXEC (probed in a private
- * directory of its own there: never a fixed name in a shared one). */
-static int tmp_exec_mappable(void)
-{
-    char d[] = PP_LIBDW_JIT_DIR "/perfpy-probe-XXXXXX";
-    int ok;
-
-    if (!mkdtemp(d))
-        return 0;
-    ok = exec_mappable(d);
-    rmdir(d);
-    return ok;
-}
-
-/* In jit mode `perf inject --jit` writes one small ELF file per Python
- * function next to the dump, and creating thousands of files is most of the
- * post-processing on a disk filesystem (5,400 functions: about 8 s on the
- * ext4 of the machine in docs/PERFORMANCE.md, under 1 s on tmpfs). So when
- * the recording directory is the default one (TMPDIR unset: a user who sets
- * it chose where perfpy's files go) and not on tmpfs, the dumps go to a
- * private directory in /dev/shm if that is a tmpfs with 1 GiB free
- * (~200,000 functions) whose files map PROT_EXEC. 0 with its path in buf,
- * or -1: keep the dumps in the recording directory. */
-static int memory_dir(const char *recording_dir, char *buf, size_t cap)
-{
-    const char *tmpdir = getenv("TMPDIR");
-    struct statvfs vfs;
-
-    if ((tmpdir && *tmpdir) || on_tmpfs(recording_dir) || !on_tmpfs("/dev/shm") ||
-        statvfs("/dev/shm", &vfs) != 0 ||
-        (unsigned long long)vfs.f_bavail * vfs.f_frsize < MEMORY_DIR_MIN_FREE)
-        return -1;
-    if ((size_t)snprintf(buf, cap, "/dev/shm/perfpy-jit-XXXXXX") >= cap || !mkdtemp(buf))
-        return -1;
-    if (!exec_mappable(buf)) {
-        rmdir(buf);
-        return -1;
-    }
-    return 0;
-}
-
-/* Frame-pointer call chains: the kernel's cap raised for the recording
- * when perfpy may, or the depth the user gets and how to change it. */
-static void raise_max_stack(pp_max_stack *m)
-{
-    pp_max_stack_raise(m, PP_MAX_STACK_WANTED);
-    if (m->raised || m->now < 0 || m->now >= PP_MAX_STACK_WANTED)
-        return;
-    fprintf(stderr, "perfpy: note: the kernel cuts frame-pointer stacks at %d native frames "
-            "(kernel.perf_event_max_stack; about %d Python frames)%s%s%s; deeper stacks are "
-            "marked [truncated]: as root, `sysctl kernel.perf_event_max_stack=%d` before "
-            "recording, or --mode jit\n", m->now, m->now / 4,
-            m->err ? " and perfpy could not raise it: " : "",
-            m->err ? strerror(m->err) : "",
-            m->err == EBUSY ? " (another perf session is recording call graphs)" : "",
-            PP_MAX_STACK_WANTED);
-}
-
-static void restore_max_stack(pp_max_stack *m)
-{
-    int before = m->before, rc = pp_max_stack_restore(m);
-
-    if (rc < 0)
-        fprintf(stderr, "perfpy: warning: cannot put kernel.perf_event_max_stack back to %d: "
-                "%s; as root: sysctl kernel.perf_event_max_stack=%d\n", before,
-                strerror(-rc), before);
-}
-
-/* When many stacks are cut: why, and what would keep them whole. */
-static void explain_truncation(const pp_profile *p, int fp, long stack_size,
-                               const pp_max_stack *m)
-{
-    if (!p->samples || (double)p->truncated < 0.10 * (double)p->samples)
-        return;
-    if (fp && m->now >= 0 && m->now < PP_MAX_STACK_WANTED)
-        fprintf(stderr, "perfpy: many stacks are cut: the kernel stops frame-pointer "
-                "stacks at kernel.perf_event_max_stack=%d native frames; as root, `sysctl "
-                "kernel.perf_event_max_stack=%d` (perfpy raises it by itself when run as "
-                "root)\n", m->now, PP_MAX_STACK_WANTED);
-    else if (!fp)
-        fprintf(stderr, "perfpy: many stacks are cut: DWARF unwinding sees only the %ld "
-                "bytes of stack perf copies per sample (--stack-size), and with the hook "
-                "each Python call takes 0.5-1 KB of it (about 60 Python frames per 32 KiB "
-                "on 3.8-3.13, 30 on 3.14+; docs/PERFORMANCE.md, \"Deep stacks\"); --stack-size "
-                "65528, the most perf copies, keeps about twice as deep (twice the data); "
-                "deeper stacks need an interpreter built with frame pointers, where "
-                "--mode perf follows them about 300 Python frames deep\n", stack_size);
-}
+/* ---- the plan ------------------------------------------------------------- */
 
 /* Where a recording's jit dumps (and so perf inject's ELFs) go. */
 enum jit_place {
@@ -889,82 +304,50 @@ enum jit_place {
     JIT_TMP,        /* /tmp itself, for perf with libdw: only our files removed */
 };
 
-/* ---- the command ---------------------------------------------------------------- */
+/* Everything one recording decides and holds, step after step. */
+typedef struct plan {
+    pp_record_opts o;
+    pp_interp interp;            /* the target (known = 0 with -p, or not a Python) */
+    pp_unwinder unwinder;
+    const char *mode;            /* "perf" or "jit" */
+    int fp;                      /* frame-pointer call graphs (perf mode, kept by libpython) */
+    enum jit_place jit_at;
+    char perf[PATH_MAX], self[PATH_MAX], libdir[PATH_MAX], output[PATH_MAX];
+    char dir[PATH_MAX];          /* the recording directory; "" until made */
+    char data[PATH_MAX + 16];    /* <dir>/perf.data */
+    char jitdir[PATH_MAX + 8];   /* where the dumps go */
+    int pid_r;                   /* the program's pid comes back on it; -1 none */
+    pp_max_stack maxstack;
+    run_state st;
+    pp_report_result rr;
+} plan;
 
-static int program_status(const run_state *st)
+/* 0 when the program may be recorded (p->interp filled as far as known),
+ * else the exit status after saying what is wrong. */
+static int check_program(plan *p)
 {
-    if (WIFEXITED(st->status))
-        return WEXITSTATUS(st->status);
-    if (WIFSIGNALED(st->status))
-        return 128 + WTERMSIG(st->status);
-    return PP_EXIT_FAIL;
-}
+    const pp_interp *info = &p->interp;
+    char module[PATH_MAX + 128];
+    const char *name = p->o.argv[0];
 
-static void describe_program_end(const run_state *st, int status)
-{
-    if (st->stopped)
-        fprintf(stderr, "perfpy: recording stopped after %.1f s\n", st->seconds);
-    else if (WIFSIGNALED(st->status))
-        fprintf(stderr, "perfpy: the program was killed by signal %d (%s); its profile "
-                "is still written\n", WTERMSIG(st->status), strsignal(WTERMSIG(st->status)));
-    else if (status != 0)
-        fprintf(stderr, "perfpy: the program exited with status %d; its profile is still "
-                "written\n", status);
-}
-
-/* argv for perf record; returns the number of entries. Frame-pointer call
- * graphs only when the interpreter keeps frame pointers: otherwise perf map
- * mode still gets DWARF stacks up to the innermost Python function. */
-static int perf_argv(const char *perf, const pp_record_opts *o, const char *mode, int fp,
-                     const char *data, const char *self, const char *stderr_fd,
-                     const char *pid_fd, char *rate, char *callgraph, char *pid, char **out)
-{
-    int n = 0;
-
-    out[n++] = (char *)perf;
-    out[n++] = "record";
-    out[n++] = "-q";
-    out[n++] = "--no-bpf-event";
-    /* -B: no build-id pass over the whole recording when perf stops and no
-     * copy of every DSO into ~/.debug; the report reads the same files a
-     * moment later. Format perf keeps its build ids (the file is for later)
-     * but, with -N, still copies nothing into ~/.debug. */
-    out[n++] = strcmp(o->format->name, "perf") == 0 ? "-N" : "-B";
-    out[n++] = "-k";
-    out[n++] = "1";
-    out[n++] = "-e";
-    out[n++] = "cpu-clock";
-    out[n++] = "-F";
-    snprintf(rate, 32, "%ld", o->rate);
-    out[n++] = rate;
-    out[n++] = "--call-graph";
-    if (strcmp(mode, "perf") == 0 && fp)
-        snprintf(callgraph, 32, "fp");
-    else
-        snprintf(callgraph, 32, "dwarf,%ld", o->stack_size);
-    out[n++] = callgraph;
-    out[n++] = "-o";
-    out[n++] = (char *)data;
-    if (o->pid) {
-        snprintf(pid, 32, "%ld", o->pid);
-        out[n++] = "-p";
-        out[n++] = pid;
-    } else {
-        out[n++] = "--";
-        out[n++] = (char *)self;
-        out[n++] = "__exec";
-        out[n++] = "--stderr-fd";
-        out[n++] = (char *)stderr_fd;
-        if (pid_fd) {
-            out[n++] = "--pid-fd";
-            out[n++] = (char *)pid_fd;
-        }
-        out[n++] = "--";
-        for (int i = 0; o->argv[i]; i++)
-            out[n++] = o->argv[i];
+    if (pp_interp_of_program(name, &p->interp) < 0)
+        return pp_fail("cannot find '%s'%s (is the interpreter installed? give its "
+                       "full path, e.g. /usr/bin/python3)", name,
+                       strchr(name, '/') ? "" : " on PATH");
+    if (!info->known) {
+        fprintf(stderr, "perfpy: '%s' does not answer as a Python interpreter; recording "
+                "it anyway (the Python processes it starts are profiled)\n", name);
+        return 0;
     }
-    out[n] = NULL;
-    return n;
+    if (!info->cpython)
+        return pp_fail("%s is not CPython; perfpy supports CPython 3.8 to 3.15", info->path);
+    if (info->major != 3 || info->minor < 8)
+        return pp_fail("%s is Python %d.%d; perfpy supports CPython 3.8 to 3.15 (use a "
+                       "newer interpreter)", info->path, info->major, info->minor);
+    if (pp_interp_module(info, p->libdir, module, sizeof(module)) < 0)
+        return pp_fail("no perfpy module for Python %d.%d (%s is missing): build it with "
+                       "`make PYTHONS=%s`", info->major, info->minor, module, info->path);
+    return 0;
 }
 
 static int self_exe(char *buf, size_t cap)
@@ -977,307 +360,352 @@ static int self_exe(char *buf, size_t cap)
     return 0;
 }
 
-int pp_cmd_record(int argc, char **argv)
+/* Step 1: perf, the target, the mode, the output's name. 0 or an exit status. */
+static int choose(plan *p)
 {
-    pp_record_opts o;
-    pp_usage u;
-    interp_info info;
-    char libdir[PATH_MAX], perf[PATH_MAX], dir[PATH_MAX], data[PATH_MAX + 16];
-    char output[PATH_MAX], jitdir[PATH_MAX + 8], self[PATH_MAX], fdbuf[16];
-    char rate[32], callgraph[32], pidbuf[32];
-    const char *mode;
-    char **pargv;
-    run_state st;
-    pp_report_opts ro = PP_REPORT_OPTS_INIT;
-    pp_report_result rr;
-    struct sigaction sa, old_int, old_term;
-    int rc, status, saved_stderr, exit_code, fp, pid_r = -1, pid_w = -1;
-    enum jit_place jit_at = JIT_HERE;
-    pp_max_stack maxstack = {.before = -1, .now = -1};
-    pp_unwinder unwinder;
-    char pidfdbuf[16];
-    uint64_t finished;
+    pp_error err;
+    int rc;
 
-    if ((rc = pp_parsed("record", pp_record_parse(argc, argv, &o, &u), &u, help)) >= 0)
-        return rc;
-    if (pp_report_find_perf(NULL, perf, sizeof(perf)) < 0)
-        return PP_EXIT_FAIL;
-    if (self_exe(self, sizeof(self)) < 0)
+    if (pp_perf_find(NULL, p->perf, sizeof(p->perf), &err) < 0)
+        return pp_fail_error(&err);
+    if (self_exe(p->self, sizeof(p->self)) < 0)
         return pp_fail("cannot find perfpy's own executable: %s", strerror(errno));
-    unwinder = pp_perf_unwinder(perf);
-    memset(&info, 0, sizeof(info));
-    if (o.argv) {
-        if (pp_find_libdir(libdir, sizeof(libdir)) < 0)
+    p->unwinder = pp_perf_unwinder(p->perf);
+    if (p->o.argv) {
+        if (pp_find_libdir(p->libdir, sizeof(p->libdir)) < 0)
             return PP_EXIT_FAIL;
-        rc = check_program(o.argv, libdir, &info);
-        if (rc != 0)
+        if ((rc = check_program(p)) != 0)
             return rc;
-    } else if (kill((pid_t)o.pid, 0) != 0 && errno == ESRCH) {
-        return pp_fail("no process %ld (is it still running?)", o.pid);
+    } else if (kill((pid_t)p->o.pid, 0) != 0 && errno == ESRCH) {
+        return pp_fail("no process %ld (is it still running?)", p->o.pid);
     }
-    mode = o.mode;
-    if (strcmp(mode, "auto") == 0)
-        mode = info.known && info.frame_pointers ? "perf" : "jit";
-    if (o.pid && strcmp(o.mode, "auto") == 0)
-        mode = "jit";   /* an attached process: DWARF stacks work either way */
-    if (strcmp(mode, "perf") == 0 && !(info.known && info.frame_pointers) &&
-        unwinder == PP_UNWIND_LIBDW)
+    p->mode = p->o.mode;
+    if (strcmp(p->mode, "auto") == 0)
+        p->mode = p->o.pid ? "jit" : pp_interp_auto_mode(&p->interp);   /* attached:
+                                                DWARF stacks work either way */
+    p->fp = strcmp(p->mode, "perf") == 0 && p->interp.known && p->interp.frame_pointers;
+    if (strcmp(p->mode, "perf") == 0 && !p->fp && p->unwinder == PP_UNWIND_LIBDW)
         fprintf(stderr, "perfpy: warning: %s unwinds DWARF call graphs with libdw, which "
                 "finds no frame in perf-map trampolines: with an interpreter without frame "
                 "pointers this profile will name no Python function; --mode jit (or auto) "
-                "gives whole Python stacks\n", perf);
-    if (o.output)
-        snprintf(output, sizeof(output), "%s", o.output);
+                "gives whole Python stacks\n", p->perf);
+    if (p->o.output)
+        snprintf(p->output, sizeof(p->output), "%s", p->o.output);
     else
-        default_output(&o, output, sizeof(output));
+        default_output(&p->o, p->output, sizeof(p->output));
+    return 0;
+}
 
-    /* The recording's own directory: perf.data, dumps, line sidecars. */
-    {
-        const char *t = getenv("TMPDIR");
-        snprintf(dir, sizeof(dir), "%s/perfpy-record-XXXXXX", t && *t ? t : "/tmp");
+/* Step 2: the recording's own directory (perf.data, line sidecars) and the
+ * one its dumps go to. 0 or an exit status. */
+static int make_dirs(plan *p)
+{
+    const char *t = getenv("TMPDIR");
+    char *abs;
+
+    snprintf(p->dir, sizeof(p->dir), "%s/perfpy-record-XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(p->dir)) {
+        pp_fail("cannot make a directory for the recording (%s): %s; set TMPDIR to a "
+                "writable directory", p->dir, strerror(errno));
+        p->dir[0] = '\0';
+        return PP_EXIT_FAIL;
     }
-    if (!mkdtemp(dir))
-        return pp_fail("cannot make a directory for the recording (%s): %s; set TMPDIR "
-                       "to a writable directory", dir, strerror(errno));
-    snprintf(data, sizeof(data), "%s/perf.data", dir);
-    snprintf(jitdir, sizeof(jitdir), "%s", dir);
-    if (o.argv && strcmp(mode, "jit") == 0 && unwinder == PP_UNWIND_LIBDW) {
+    snprintf(p->data, sizeof(p->data), "%s/perf.data", p->dir);
+    snprintf(p->jitdir, sizeof(p->jitdir), "%s", p->dir);
+    if (p->o.argv && strcmp(p->mode, "jit") == 0 && p->unwinder == PP_UNWIND_LIBDW) {
         /* libdw unwinds through perf inject's ELFs only under /tmp/jitted-
          * (perf_probe.h): the dumps go to /tmp itself, inject writes its
          * ELFs next to them, and only this recording's files are removed
          * (by pid, from the line sidecars; the ELFs by pp_report). */
-        snprintf(jitdir, sizeof(jitdir), "%s", PP_LIBDW_JIT_DIR);
-        jit_at = JIT_TMP;
-        if (!tmp_exec_mappable()) {
-            rc = pp_fail("%s unwinds with libdw, which reads jit mode's files only in "
-                         "/tmp, and /tmp cannot hold executable mappings (mounted "
-                         "noexec?): remount /tmp without noexec, or use a perf built with "
-                         "libunwind, or an interpreter built with frame pointers "
-                         "(--mode perf)", perf);
-            goto fail_early;
-        }
-    } else if (strcmp(o.format->name, "perf") == 0) {
+        snprintf(p->jitdir, sizeof(p->jitdir), "%s", PP_LIBDW_JIT_DIR);
+        p->jit_at = JIT_TMP;
+        if (!pp_places_tmp_exec_ok())
+            return pp_fail("%s unwinds with libdw, which reads jit mode's files only in "
+                           "/tmp, and /tmp cannot hold executable mappings (mounted "
+                           "noexec?): remount /tmp without noexec, or use a perf built with "
+                           "libunwind, or an interpreter built with frame pointers "
+                           "(--mode perf)", p->perf);
+    } else if (p->o.format->recording) {
         /* perf report finds the jitted ELFs by the paths inject wrote:
          * they must outlive the recording directory. */
-        char *abs = realpath(".", NULL);
-        if (output[0] == '/' || !abs)
-            snprintf(jitdir, sizeof(jitdir), "%s.jit", output);
+        abs = realpath(".", NULL);
+        if (p->output[0] == '/' || !abs)
+            snprintf(p->jitdir, sizeof(p->jitdir), "%s.jit", p->output);
         else
-            snprintf(jitdir, sizeof(jitdir), "%s/%s.jit", abs, output);
+            snprintf(p->jitdir, sizeof(p->jitdir), "%s/%s.jit", abs, p->output);
         free(abs);
-        if (mkdir(jitdir, 0700) != 0 && errno != EEXIST) {
-            rc = pp_fail("cannot make %s for the jitted code: %s", jitdir, strerror(errno));
-            goto fail_early;
-        }
-    } else if (o.argv && strcmp(mode, "jit") == 0 &&
-               memory_dir(dir, jitdir, sizeof(jitdir)) == 0) {
-        jit_at = JIT_MEMORY;
+        if (mkdir(p->jitdir, 0700) != 0 && errno != EEXIST)
+            return pp_fail("cannot make %s for the jitted code: %s", p->jitdir,
+                           strerror(errno));
+    } else if (p->o.argv && strcmp(p->mode, "jit") == 0 &&
+               pp_places_memory_dir(p->dir, p->jitdir, sizeof(p->jitdir)) == 0) {
+        p->jit_at = JIT_MEMORY;
     }
+    return 0;
+}
 
-    if (o.argv) {
-        rc = save_env_for_exec();
-        if (rc == 0)
-            rc = pp_prepare_child_env(libdir, strcmp(mode, "perf") == 0 ? "perf" : "jit");
-        if (rc < 0 || setenv("PERFPY_JITDUMP_DIR", jitdir, 1) != 0 ||
-            setenv("PERFPY_LINES_DIR", dir, 1) != 0) {
-            rc = pp_fail("cannot set up the environment: %s", strerror(rc < 0 ? -rc : errno));
-            goto fail_early;
-        }
-    }
-    saved_stderr = fcntl(2, F_DUPFD, 10);   /* no CLOEXEC: perf passes it down */
-    if (saved_stderr < 0) {
-        rc = pp_fail("cannot duplicate stderr: %s", strerror(errno));
-        goto fail_early;
-    }
-    snprintf(fdbuf, sizeof(fdbuf), "%d", saved_stderr);
-    if (o.argv && watch_program(&pid_r, &pid_w) == 0)
-        snprintf(pidfdbuf, sizeof(pidfdbuf), "%d", pid_w);
+/* Step 3: the environment the program inherits through perf. */
+static int set_env(plan *p)
+{
+    int rc = pp_exec_env_save();
+
+    if (rc == 0)
+        rc = pp_prepare_child_env(p->libdir, strcmp(p->mode, "perf") == 0 ? "perf" : "jit");
+    if (rc < 0 || setenv("PERFPY_JITDUMP_DIR", p->jitdir, 1) != 0 ||
+        setenv("PERFPY_LINES_DIR", p->dir, 1) != 0)
+        return pp_fail("cannot set up the environment: %s", strerror(rc < 0 ? -rc : errno));
+    return 0;
+}
+
+/* argv for perf record (calloc'ed, NULL-terminated), or NULL. Frame-pointer
+ * call graphs only when the interpreter keeps frame pointers: otherwise perf
+ * map mode still gets DWARF stacks up to the innermost Python function.
+ * The numbers are written into num (4 slots of 32 bytes). */
+static char **perf_argv(const plan *p, int stderr_fd, int pid_fd, char num[][32])
+{
+    const pp_record_opts *o = &p->o;
+    size_t argc = 0;
+    char **out;
+    int n = 0;
+
+    while (o->argv && o->argv[argc])
+        argc++;
+    if (!(out = calloc(argc + 40, sizeof(char *))))
+        return NULL;
+    out[n++] = (char *)p->perf;
+    out[n++] = "record";
+    out[n++] = "-q";
+    out[n++] = "--no-bpf-event";
+    /* -B: no build-id pass over the whole recording when perf stops and no
+     * copy of every DSO into ~/.debug; the report reads the same files a
+     * moment later. Format perf keeps its build ids (the file is for later)
+     * but, with -N, still copies nothing into ~/.debug. */
+    out[n++] = o->format->recording ? "-N" : "-B";
+    out[n++] = "-k";
+    out[n++] = "1";
+    out[n++] = "-e";
+    out[n++] = "cpu-clock";
+    out[n++] = "-F";
+    snprintf(num[0], 32, "%ld", o->rate);
+    out[n++] = num[0];
+    out[n++] = "--call-graph";
+    if (p->fp)
+        snprintf(num[1], 32, "fp");
     else
-        pid_r = pid_w = -1;
-    pargv = calloc((size_t)argc + 40, sizeof(char *));
-    if (!pargv) {
-        rc = pp_fail("out of memory");
-        goto fail_early;
+        snprintf(num[1], 32, "dwarf,%ld", o->stack_size);
+    out[n++] = num[1];
+    out[n++] = "-o";
+    out[n++] = (char *)p->data;
+    if (o->pid) {
+        snprintf(num[2], 32, "%ld", o->pid);
+        out[n++] = "-p";
+        out[n++] = num[2];
+        return out;
     }
-    fp = info.known && info.frame_pointers;
-    perf_argv(perf, &o, mode, fp, data, self, fdbuf, pid_w >= 0 ? pidfdbuf : NULL, rate,
-              callgraph, pidbuf, pargv);
+    out[n++] = "--";
+    out[n++] = (char *)p->self;
+    out[n++] = "__exec";
+    out[n++] = "--stderr-fd";
+    snprintf(num[2], 32, "%d", stderr_fd);
+    out[n++] = num[2];
+    if (pid_fd >= 0) {
+        snprintf(num[3], 32, "%d", pid_fd);
+        out[n++] = "--pid-fd";
+        out[n++] = num[3];
+    }
+    out[n++] = "--";
+    for (size_t i = 0; i < argc; i++)
+        out[n++] = o->argv[i];
+    return out;
+}
 
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_stop;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    memset(&st, 0, sizeof(st));
+/* Starts perf with the program under it; 0 or an exit status. */
+static int start(plan *p)
+{
+    char num[4][32];
+    char **argv;
+    int saved_stderr, pid_w = -1, rc;
+
+    saved_stderr = fcntl(2, F_DUPFD, 10);   /* no CLOEXEC: perf passes it down */
+    if (saved_stderr < 0)
+        return pp_fail("cannot duplicate stderr: %s", strerror(errno));
+    if (!p->o.argv || pp__record_watch_program(&p->pid_r, &pid_w) != 0)
+        p->pid_r = pid_w = -1;
+    argv = perf_argv(p, saved_stderr, pid_w, num);
     fprintf(stderr, "perfpy: recording %s in %s mode (%ld Hz, %s call graphs)%s\n",
-            o.pid ? "the process" : o.argv[0], mode, o.rate,
-            strcmp(mode, "perf") == 0 && fp ? "frame-pointer" : "DWARF",
-            o.pid ? "; Ctrl-C stops" : "");
-    if (strcmp(mode, "perf") == 0 && fp)
-        raise_max_stack(&maxstack);
-    rc = start_perf(pargv, &st);
+            p->o.pid ? "the process" : p->o.argv[0], p->mode, p->o.rate,
+            p->fp ? "frame-pointer" : "DWARF", p->o.pid ? "; Ctrl-C stops" : "");
+    if (p->fp)
+        pp__record_raise_max_stack(&p->maxstack);
+    rc = argv ? pp__record_start_perf(argv, &p->st) : -ENOMEM;
     close(saved_stderr);
     if (pid_w >= 0)
         close(pid_w);
-    free(pargv);
-    if (rc < 0) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-        restore_max_stack(&maxstack);
-        rc = pp_fail("cannot start perf: %s", strerror(-rc));
-        goto fail_early;
-    }
-    supervise(&st, o.duration);
-    close(st.err_fd);
-    wait_program(&st, pid_r);
+    free(argv);
+    if (rc == 0)
+        return 0;
+    pp__record_restore_max_stack(&p->maxstack);
+    if (rc == -ENOMEM)
+        return pp_fail("out of memory");
+    if (rc == -ENOENT || rc == -EACCES)
+        return pp_fail("cannot run perf (%s); install it: apt-get install linux-perf "
+                       "(Debian) or linux-tools-$(uname -r) (Ubuntu)", strerror(-rc));
+    return pp_fail("cannot start perf: %s", strerror(-rc));
+}
+
+/* Step 4: perf and the program, to their end. 0 or an exit status. */
+static int record(plan *p)
+{
+    run_state *st = &p->st;
+    struct stat sb;
+    uint64_t finished;
+    int rc = start(p);
+
+    if (rc != 0)
+        return rc;
+    pp__record_supervise(st, p->o.duration);
+    close(st->err_fd);
+    pp__record_wait_program(st, p->pid_r);
     /* after the program: events perf opened stay on it (inherited) and keep
      * the setting busy until it ends, even when perf died first */
-    restore_max_stack(&maxstack);
-    if (pid_r >= 0)
-        close(pid_r);
-    if (pp_perf_data_finish(data, &finished) == 0 && finished)
+    pp__record_restore_max_stack(&p->maxstack);
+    if (p->pid_r >= 0)
+        close(p->pid_r);
+    if (pp_perf_data_finish(p->data, &finished) == 0 && finished)
         fprintf(stderr, "perfpy: perf did not finish %s; its %.1f MB of whole records are "
-                "used as they are\n", data, (double)finished / 1e6);
-
-    status = program_status(&st);
-    {
-        struct stat sb;
-        int have_data = stat(data, &sb) == 0 && sb.st_size > 0;
-        if (!have_data || (WIFEXITED(st.status) && WEXITSTATUS(st.status) != 0 &&
-                           strstr(st.err, "rror"))) {
-            if (!have_data) {
-                explain_perf_failure(&st);
-                rc = PP_EXIT_FAIL;
-                goto fail_early;
-            }
-        }
+                "used as they are\n", p->data, (double)finished / 1e6);
+    if (stat(p->data, &sb) != 0 || sb.st_size == 0 ||
+        (st->err_len && !st->stopped && !st->perf_died && strstr(st->err, "Workload failed"))) {
+        pp__record_explain_failure(st);
+        return PP_EXIT_FAIL;
     }
-    if (st.err_len && !st.stopped && !st.perf_died && strstr(st.err, "Workload failed")) {
-        explain_perf_failure(&st);
-        rc = PP_EXIT_FAIL;
-        goto fail_early;
-    }
-    describe_program_end(&st, status);
+    pp__record_describe_end(st, pp__record_program_status(st));
+    return 0;
+}
 
-    /* Post-processing: Ctrl-C here abandons it but keeps the recording (perf
-     * inject and perf script take the same Ctrl-C and stop early, exit 0:
-     * what they wrote would be a profile of part of the recording). */
-    stop_requested = 0;
-    ro.input = data;
-    ro.format = o.format;
-    ro.output = output;
-    ro.no_native = o.no_native;
-    ro.keep = o.keep;
-    ro.lines_dir = dir;
-    ro.perf = perf;
-    ro.inline_frames = o.inline_frames;
-    rc = pp_report(&ro, &rr);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    if (stop_requested) {
-        if (rc == 0 && strcmp(output, "-") != 0)
-            unlink(output);
+/* Where the dumps are when they are not in the recording directory. */
+static const char *dumps_at(const plan *p)
+{
+    return p->jit_at == JIT_MEMORY ? p->jitdir :
+           p->jit_at == JIT_TMP ? "/tmp/jit-<pid>.dump" : "";
+}
+
+/* Step 5: the profile. Ctrl-C here abandons it but keeps the recording
+ * (perf inject and perf script take the same Ctrl-C and stop early, exit 0:
+ * what they wrote would be a profile of part of the recording). */
+static int report(plan *p)
+{
+    pp_report_opts ro = {
+        .input = p->data, .format = p->o.format, .output = p->output,
+        .no_native = p->o.no_native, .keep = p->o.keep, .lines_dir = p->dir,
+        .perf = p->perf, .inline_frames = p->o.inline_frames, .progress = -1,
+    };
+    int rc = pp_report(&ro, &p->rr);
+
+    if (p->rr.warning[0])
+        fprintf(stderr, "perfpy: warning: %s\n", p->rr.warning);
+    if (rc < 0)
+        pp_fail_error(&p->rr.err);
+    if (pp__record_stop) {
+        if (rc == 0 && strcmp(p->output, "-") != 0)
+            unlink(p->output);
         fprintf(stderr, "perfpy: interrupted while making the profile: %s is not written\n",
-                output);
+                p->output);
         rc = -EINTR;
     }
     if (rc < 0) {
         fprintf(stderr, "perfpy: the recording is kept: %s%s%s%s\n"
                 "perfpy: write the profile once the problem is fixed with:\n"
-                "  perfpy report -f %s -o %s %s\n",
-                dir, jit_at ? " (its jit dumps: " : "",
-                jit_at == JIT_MEMORY ? jitdir : jit_at == JIT_TMP ? "/tmp/jit-<pid>.dump" : "",
-                jit_at ? ")" : "", o.format->name, output, data);
-        pp_report_result_free(&rr);
+                "  perfpy report -f %s -o %s %s\n", p->dir,
+                p->jit_at ? " (its jit dumps: " : "", dumps_at(p), p->jit_at ? ")" : "",
+                p->o.format->name, p->output, p->data);
         return PP_EXIT_FAIL;
     }
-    pp_report_print_summary(stderr, &rr, 10);
-    explain_truncation(&rr.profile, strcmp(mode, "perf") == 0 && fp, o.stack_size, &maxstack);
-    pp_report_result_free(&rr);
-    if (strcmp(mode, "perf") == 0 && !o.pid) {
-        if (strcmp(o.format->name, "perf") == 0) {
-            /* perf report names the trampolines from the maps, later */
-            per_process(dir, "/tmp/perf-%d.map", say_kept);
+    pp_summary_print(stderr, &p->rr, 10);
+    pp__record_explain_truncation(&p->rr.profile, p->fp, p->o.stack_size, &p->maxstack);
+    return 0;
+}
+
+static void say_kept(const char *path)
+{
+    fprintf(stderr, "perfpy: kept %s\n", path);
+}
+
+/* Step 6, after a profile: the maps (kept for -f perf: perf report names
+ * the trampolines from them later), the dumps, the directories. */
+static void clean(plan *p)
+{
+    if (strcmp(p->mode, "perf") == 0 && !p->o.pid) {
+        if (p->o.format->recording) {
+            pp_places_per_process(p->dir, "/tmp/perf-%d.map", say_kept);
             fprintf(stderr, "perfpy: `perf report -i %s` reads the kept perf maps (remove "
-                    "them when done)\n", output);
-        } else
-            remove_per_process(dir, "/tmp/perf-%d.map");
+                    "them when done)\n", p->output);
+        } else {
+            pp_places_remove_per_process(p->dir, "/tmp/perf-%d.map");
+        }
     }
-    if (o.keep) {
-        fprintf(stderr, "perfpy: recording and intermediate files kept in %s%s%s\n", dir,
-                jit_at ? " and " : "",
-                jit_at == JIT_MEMORY ? jitdir : jit_at == JIT_TMP ? "/tmp/jit-<pid>.dump" : "");
-    } else {
-        if (jit_at == JIT_TMP)
-            remove_per_process(dir, PP_LIBDW_JIT_DIR "/jit-%d.dump");
-        nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-        if (jit_at == JIT_MEMORY)
-            nftw(jitdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (p->o.keep) {
+        fprintf(stderr, "perfpy: recording and intermediate files kept in %s%s%s\n", p->dir,
+                p->jit_at ? " and " : "", dumps_at(p));
+        return;
     }
-    exit_code = st.stopped ? PP_EXIT_OK : status;
-    return exit_code;
-
-fail_early:
-    if (o.argv && strcmp(mode, "perf") == 0)
-        remove_per_process(dir, "/tmp/perf-%d.map");
-    if (jit_at == JIT_TMP)
-        remove_per_process(dir, PP_LIBDW_JIT_DIR "/jit-%d.dump");
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    if (jit_at == JIT_MEMORY)
-        nftw(jitdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    if (strcmp(o.format->name, "perf") == 0 && jit_at == JIT_HERE)
-        rmdir(jitdir);
-    return rc;
+    if (p->jit_at == JIT_TMP)
+        pp_places_remove_per_process(p->dir, PP_LIBDW_JIT_DIR "/jit-%d.dump");
+    pp_places_remove_tree(p->dir);
+    if (p->jit_at == JIT_MEMORY)
+        pp_places_remove_tree(p->jitdir);
 }
 
-/* perfpy __exec --stderr-fd N [--pid-fd M] -- PROGRAM ARGS...: tells its pid
- * (the program's, after the exec) on M, puts the user's stderr
- * back on fd 2 (perf's own stderr is a pipe to perfpy) and the environment
- * perf changed back as it was (see save_env_for_exec), and becomes the
- * program. Internal to record. */
-int pp_exec_parse(int argc, char **argv, pp_exec_opts *o, pp_usage *u)
+/* After a failure before the profile: everything this recording made. */
+static void clean_early(plan *p)
 {
-    int i = 1;
-    long fd;
-
-    o->stderr_fd = o->pid_fd = -1;
-    o->argv = NULL;
-    while (i + 1 < argc && (strcmp(argv[i], "--stderr-fd") == 0 ||
-                            strcmp(argv[i], "--pid-fd") == 0)) {
-        if (pp_parse_long(argv[i + 1], 3, INT_MAX, &fd) < 0)
-            return pp_usage_set(u, "%s takes a descriptor number above 2, not '%s'",
-                                argv[i], argv[i + 1]);
-        if (argv[i][2] == 's')
-            o->stderr_fd = (int)fd;
-        else
-            o->pid_fd = (int)fd;
-        i += 2;
-    }
-    if (i < argc && strcmp(argv[i], "--") == 0)
-        i++;
-    if (i >= argc)
-        return pp_usage_set(u, "no program given");
-    o->argv = argv + i;
-    return PP_PARSED_RUN;
+    if (!p->dir[0])
+        return;
+    if (p->o.argv && strcmp(p->mode, "perf") == 0)
+        pp_places_remove_per_process(p->dir, "/tmp/perf-%d.map");
+    if (p->jit_at == JIT_TMP)
+        pp_places_remove_per_process(p->dir, PP_LIBDW_JIT_DIR "/jit-%d.dump");
+    pp_places_remove_tree(p->dir);
+    if (p->jit_at == JIT_MEMORY)
+        pp_places_remove_tree(p->jitdir);
+    if (p->o.format->recording && p->jit_at == JIT_HERE)
+        rmdir(p->jitdir);
 }
 
-int pp_cmd_exec(int argc, char **argv)
+int pp_cmd_record(int argc, char **argv)
 {
-    pp_exec_opts o;
+    struct sigaction sa = {.sa_handler = pp__record_on_stop}, old_int, old_term;
     pp_usage u;
+    plan *p = calloc(1, sizeof(*p));
+    int rc;
 
-    if (pp_exec_parse(argc, argv, &o, &u) != PP_PARSED_RUN)
-        return pp_usage_error("__exec", "%s", u.message);
-    if (o.stderr_fd >= 0 && dup2(o.stderr_fd, 2) == 2)
-        close(o.stderr_fd);
-    if (o.pid_fd >= 0) {
-        char buf[16];
-        int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-        if (write(o.pid_fd, buf, (size_t)n) != n)
-            fprintf(stderr, "perfpy: cannot tell perfpy record the program's pid: %s\n",
-                    strerror(errno));
-        close(o.pid_fd);
+    if (!p)
+        return pp_fail("out of memory");
+    p->pid_r = -1;
+    p->maxstack = (pp_max_stack){.before = -1, .now = -1};
+    rc = pp_parsed("record", pp_record_parse(argc, argv, &p->o, &u), &u, help);
+    if (rc >= 0 || (rc = choose(p)) != 0)
+        goto out;
+    if ((rc = make_dirs(p)) != 0 || (p->o.argv && (rc = set_env(p)) != 0)) {
+        clean_early(p);
+        goto out;
     }
-    restore_env_for_exec();
-    pp_exec(o.argv);
-    return 127;                        /* as a shell says "not found" */
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    rc = record(p);
+    pp__record_stop = 0;
+    if (rc == 0)
+        rc = report(p);      /* a failure keeps the recording */
+    else
+        clean_early(p);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (rc == 0) {
+        clean(p);
+        rc = p->st.stopped ? PP_EXIT_OK : pp__record_program_status(&p->st);
+    }
+    pp_report_result_free(&p->rr);
+out:
+    free(p);
+    return rc;
 }

@@ -9,7 +9,7 @@
  */
 #include "cli.h"
 #include "options.h"
-#include "report.h"
+#include "report/report.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -161,8 +161,12 @@ int pp_cmd_report(int argc, char **argv)
     if ((rc = pp_parsed("report", pp_report_parse(argc, argv, &cli, &u), &u, help)) >= 0)
         return rc;
     rc = pp_report(&cli.report, &r);
-    if (rc == 0 && !cli.quiet)
-        pp_report_print_summary(stderr, &r, (int)cli.top);
+    if (r.warning[0])
+        fprintf(stderr, "perfpy: warning: %s\n", r.warning);
+    if (rc < 0)
+        pp_fail_error(&r.err);
+    else if (!cli.quiet)
+        pp_summary_print(stderr, &r, (int)cli.top);
     pp_report_result_free(&r);
     if (rc < 0)
         return PP_EXIT_FAIL;

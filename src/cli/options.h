@@ -18,7 +18,7 @@
 #define PERFPY_OPTIONS_H
 
 #include "cli.h"
-#include "report.h"
+#include "report/report.h"
 
 #include <stdio.h>
 

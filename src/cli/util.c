@@ -83,6 +83,14 @@ int pp_parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+int pp_fail_error(const pp_error *e)
+{
+    size_t n = strlen(e->message);
+
+    fprintf(stderr, "perfpy: %s%s", e->message, n && e->message[n - 1] == '\n' ? "" : "\n");
+    return PP_EXIT_FAIL;
+}
+
 int pp_fail(const char *fmt, ...)
 {
     va_list ap;
@@ -224,52 +232,4 @@ void pp_perf_refused_advice(char *buf, size_t cap)
                  "seccomp policy (a sandbox) blocks it. Run as root, or outside that "
                  "sandbox; Docker/Podman: --cap-add PERFMON, or --security-opt "
                  "seccomp=PROFILE allowing perf_event_open", paranoid);
-}
-
-/* Runs argv with stdout+stderr captured into out (NUL-terminated); returns
- * the wait status, or -1 if it could not start. */
-int pp_capture(char *const argv[], char *out, size_t cap)
-{
-    int fd[2], status;
-    size_t n = 0;
-    pid_t pid;
-
-    out[0] = '\0';
-    if (pipe2(fd, O_CLOEXEC) != 0)
-        return -1;
-    pid = fork();
-    if (pid < 0) {
-        close(fd[0]);
-        close(fd[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        dup2(fd[1], 1);
-        dup2(fd[1], 2);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    for (;;) {
-        char buf[4096];
-        ssize_t got = read(fd[0], buf, sizeof(buf));
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        if (n + 1 < cap) {
-            size_t take = (size_t)got < cap - 1 - n ? (size_t)got : cap - 1 - n;
-            memcpy(out + n, buf, take);
-            n += take;
-        }
-    }
-    out[n] = '\0';
-    close(fd[0]);
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return status;
 }

@@ -19,6 +19,7 @@
  * perfpy record each trampoline's first line number.
  */
 #include "internal.h"
+#include "perfpy/lines_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -79,8 +80,8 @@ static int map_line(char *buf, size_t cap, const pp_symbol *sym)
 
 static int lines_line(char *buf, size_t cap, const pp_symbol *sym)
 {
-    return snprintf(buf, cap, "%" PRIxPTR " %zx %d\n",
-                    (uintptr_t)sym->code, sym->code_size, sym->firstlineno);
+    return snprintf(buf, cap, PP_LINES_LINE, (uintptr_t)sym->code, sym->code_size,
+                    sym->firstlineno);
 }
 
 static void set_path(textfile *t, const char *fmt, pid_t pid)
@@ -211,7 +212,7 @@ const pp_backend_ops pp_perfmap_ops = {
 
 /* ---- lines sidecar ----------------------------------------------------- */
 
-#define LINES_FMT "%s/perfpy-%d.lines"
+#define LINES_FMT PP_LINES_PATH       /* include/perfpy/lines_format.h */
 
 static int lines_open(pp_backend **out, const char *dir)
 {

@@ -19,7 +19,7 @@
  * glibc's getopt kept a pointer into the previous argv when only optind
  * was reset).
  */
-#include "options.h"
+#include "cli/options.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -2,10 +2,10 @@
  * Fuzz target: the perf.data scanner (records, and the writer's perf
  * version from the feature sections), the fork-exec fixup, the finishing of
  * a recording whose perf was killed, and the jitdump code-load reader of
- * src/cli/perf_data.c (all read files perfpy did not write). Replayed over
+ * src/report/perf_data.c (all read files perfpy did not write). Replayed over
  * tests/fuzz/corpus/perf_data/ by `make test`.
  */
-#include "perf_data.h"
+#include "report/perf_data.h"
 
 #include <stdint.h>
 #include <stdlib.h>

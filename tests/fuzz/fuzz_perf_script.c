@@ -7,10 +7,10 @@
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Isrc/cli \
  *       tests/fuzz/fuzz_perf_script.c src/cli/{perf_script,fold,profile,htab,out_*}.c -lz
  */
-#include "fold.h"
-#include "output.h"
-#include "perf_script.h"
-#include "profile.h"
+#include "report/fold.h"
+#include "output/output.h"
+#include "report/perf_script.h"
+#include "report/profile.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -169,7 +169,7 @@ _unwinder = None
 
 def perf_unwinder():
     """What perf unwinds DWARF call graphs with: "libunwind", "libdw" or
-    "none" (the rule of src/cli/perf_probe.c: libunwind wins when both are
+    "none" (the rule of src/report/perf_probe.c: libunwind wins when both are
     built in). libdw takes perf inject's ELFs for JIT code only under
     /tmp/jitted-, and finds no frame in perf-map trampolines."""
     global _unwinder

@@ -5,10 +5,10 @@
 #ifndef PERFPY_TEST_REPORT_HELPERS_H
 #define PERFPY_TEST_REPORT_HELPERS_H
 
-#include "fold.h"
-#include "output.h"
-#include "perf_script.h"
-#include "profile.h"
+#include "report/fold.h"
+#include "output/output.h"
+#include "report/perf_script.h"
+#include "report/profile.h"
 
 #include <stdio.h>
 #include <stdlib.h>

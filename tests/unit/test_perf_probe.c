@@ -3,7 +3,7 @@
  * two perfs of the test worlds (Debian 12's 6.1, Debian sid's 7.2), cut to
  * their relevant lines, and from text that is no answer at all.
  */
-#include "perf_probe.h"
+#include "report/perf_probe.h"
 #include "test.h"
 
 /* perf 6.1 (Debian 12): both built in; libunwind is the one used */

@@ -3,7 +3,8 @@
  * synthetic files (hostile ones included), output writing through a
  * temporary file (a full disk leaves nothing behind), default names.
  */
-#include "report.h"
+#include "report/perf_run.h"
+#include "report/report.h"
 #include "report_helpers.h"
 #include "test.h"
 
@@ -206,21 +207,25 @@ static int leftovers(const char *dir)
 TEST(report_write_via_temporary_file)
 {
     pp_profile p;
+    pp_error e;
     char path[600], *text;
 
     fold_text(&p, "python3 1/1 1.0: 1 cpu-clock:\n\t1 py::foo:/x.py (/tmp/perf-1.map)\n\n",
               NULL, NULL);
     snprintf(path, sizeof(path), "%s/out.txt", test_tmpdir());
-    ASSERT_OK(pp_report_write(&p, pp_format_find("collapsed"), path, NULL));
+    ASSERT_OK(pp_output_write(&p, pp_format_find("collapsed"), path, NULL, &e));
     text = test_read_file(path, NULL);
     ASSERT_EQ_STR(text, "[truncated];foo (/x.py) 1\n");
     free(text);
     ASSERT_EQ_INT(leftovers(test_tmpdir()), 0);
     /* a full disk: an error, and no partial or temporary file */
-    ASSERT_EQ_INT(pp_report_write(&p, pp_format_find("html"), "/dev/full", NULL), -1);
+    ASSERT_EQ_INT(pp_output_write(&p, pp_format_find("html"), "/dev/full", NULL, &e), -ENOSPC);
+    ASSERT_EQ_STR(e.message, "cannot write /dev/full: No space left on device (free some "
+                  "space or choose another place with -o)");
     /* a directory that does not exist */
     snprintf(path, sizeof(path), "%s/no/such/dir/out.svg", test_tmpdir());
-    ASSERT_EQ_INT(pp_report_write(&p, pp_format_find("flamegraph"), path, NULL), -1);
+    ASSERT_EQ_INT(pp_output_write(&p, pp_format_find("flamegraph"), path, NULL, &e), -ENOENT);
+    ASSERT_CONTAINS(e.message, "(check that the directory exists and is writable)");
     ASSERT_EQ_INT(leftovers(test_tmpdir()), 0);
     pp_profile_free(&p);
 }
@@ -243,10 +248,13 @@ TEST(report_default_output_names)
 TEST(report_find_perf_missing_says_how_to_install)
 {
     char buf[256];
-    ASSERT_EQ_INT(pp_report_find_perf("/nonexistent/perf", buf, sizeof(buf)), -1);
+    pp_error e;
+    ASSERT_EQ_INT(pp_perf_find("/nonexistent/perf", buf, sizeof(buf), &e), -ENOENT);
+    ASSERT_CONTAINS(e.message, "cannot find perf ('/nonexistent/perf'");
     setenv("PATH", "/nonexistent", 1);
     unsetenv("PERF");
-    ASSERT_EQ_INT(pp_report_find_perf(NULL, buf, sizeof(buf)), -1);
+    ASSERT_EQ_INT(pp_perf_find(NULL, buf, sizeof(buf), &e), -ENOENT);
+    ASSERT_CONTAINS(e.message, "apt-get install linux-perf");
 }
 
 /* The header and one attr (sample_type st, sample_id_all) of the perf.data

@@ -2,7 +2,7 @@
  * What the perf in use can do (see perf_probe.h for why it matters).
  */
 #include "perf_probe.h"
-#include "cli.h"
+#include "spawn.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -38,9 +38,9 @@ pp_unwinder pp_perf_unwinder(const char *perf)
 {
     char out[8192];
     char *argv[] = {(char *)perf, "version", "--build-options", NULL};
-    int st = pp_capture(argv, out, sizeof(out));
+    int st;
 
-    if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !strstr(out, ": [ "))
+    if (pp_capture(argv, 1, NULL, out, sizeof(out), &st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !strstr(out, ": [ "))
         return PP_UNWIND_LIBUNWIND;
     return pp_perf_unwinder_parse(out);
 }

@@ -57,6 +57,7 @@
  *     none reads "[native]".
  */
 #include "fold.h"
+#include "perfpy/lines_format.h"
 #include "htab.h"
 
 #include <errno.h>
@@ -363,7 +364,8 @@ static int cmp_range(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
-/* Parses "<start hex> <size hex> <line dec>\n" lines; bad lines skipped. */
+/* Parses the lines of include/perfpy/lines_format.h ("<start hex> <size hex>
+ * <line dec>\n"); bad lines skipped. */
 static int parse_lines(const char *buf, size_t len, range **out, size_t *nout)
 {
     range *r = NULL;
@@ -385,7 +387,7 @@ static int parse_lines(const char *buf, size_t len, range **out, size_t *nout)
                 int d = k < 2 ? ((*s >= '0' && *s <= '9') ? *s - '0' :
                                  (*s >= 'a' && *s <= 'f') ? *s - 'a' + 10 : -1)
                               : ((*s >= '0' && *s <= '9') ? *s - '0' : -1);
-                if (d < 0 || nd >= 16) {
+                if (d < 0 || nd >= PP_LINES_MAX_DIGITS) {
                     ok = 0;
                     break;
                 }
@@ -533,7 +535,7 @@ static int line_of(pp_folder *f, int pid, uint64_t ip, int *line)
     if (!c || !c->loaded) {
         char path[4096];
         int rc;
-        if (snprintf(path, sizeof(path), "%s/perfpy-%d.lines", f->o.lines_dir, pid) >=
+        if (snprintf(path, sizeof(path), PP_LINES_PATH, f->o.lines_dir, pid) >=
             (int)sizeof(path))
             return 0;
         rc = pp_fold_load_lines(f, pid, path);

@@ -2,8 +2,11 @@
  * The output formats, one table: name (what -f takes), file extension, and
  * the writer. Writers read a finished pp_profile and write to a FILE; they
  * return 0 or a negative errno (ferror of the stream included). Opening,
- * flushing and closing the file, and so a full disk, is the caller's job
- * (report.c writes to a temporary file and renames it on success).
+ * flushing and closing the file, and so a full disk, is write.c's job
+ * (pp_output_write: a temporary file renamed on success).
+ *
+ * This layer reads the profile model (report/profile.h) and nothing else
+ * of the pipeline, and nothing of the commands.
  *
  *     name        ext                what it is
  *     flamegraph  .svg               interactive SVG (zoom, search, tooltips)
@@ -16,7 +19,8 @@
 #ifndef PERFPY_OUTPUT_H
 #define PERFPY_OUTPUT_H
 
-#include "profile.h"
+#include "perfpy/error.h"
+#include "report/profile.h"
 
 #include <stdio.h>
 
@@ -29,8 +33,11 @@ typedef int (*pp_writer_fn)(const pp_profile *p, FILE *out, const pp_write_opts 
 typedef struct pp_format {
     const char *name;
     const char *ext;         /* with the dot */
-    pp_writer_fn write;      /* NULL for "perf": the recording itself */
+    pp_writer_fn write;      /* NULL when recording is set */
     const char *summary;
+    int recording;           /* the output is the (injected) perf.data itself,
+                                copied, not a profile: perf report reads it with
+                                the jitted ELFs and perf maps kept beside it */
 } pp_format;
 
 extern const pp_format pp_formats[];
@@ -38,8 +45,17 @@ extern const size_t pp_nformats;
 
 /* The format named name, or NULL. */
 const pp_format *pp_format_find(const char *name);
-/* "flamegraph, html, ..." for messages and --help. */
+/* "flamegraph, html, ..." (the table's names) for messages and --help. */
 const char *pp_format_names(void);
+
+/* Writes p in format f to path, whole or not at all (write.c): through a
+ * temporary file renamed at the end when path is (or would be) a regular
+ * file, directly otherwise (/dev/full, a pipe, "-" for stdout). 0 or a
+ * negative errno with e's message ("cannot write PATH: ..."). */
+int pp_output_write(const pp_profile *p, const pp_format *f, const char *path,
+                    const pp_write_opts *wo, pp_error *e);
+/* Copies the file from to path the same way (format perf). */
+int pp_output_copy(const char *from, const char *path, pp_error *e);
 
 int pp_write_collapsed(const pp_profile *p, FILE *out, const pp_write_opts *o);
 int pp_write_flamegraph(const pp_profile *p, FILE *out, const pp_write_opts *o);

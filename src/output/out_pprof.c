@@ -19,7 +19,7 @@
  * qualname, its system_name the "py::" name perf saw, its filename and
  * start_line the file and def line; native frames use the DSO as filename.
  */
-#include "htab.h"
+#include "report/htab.h"
 #include "output.h"
 
 #include <errno.h>

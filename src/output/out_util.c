@@ -10,12 +10,18 @@
 #include <string.h>
 
 const pp_format pp_formats[] = {
-    {"flamegraph", ".svg", pp_write_flamegraph, "interactive SVG flame graph (default)"},
-    {"html", ".html", pp_write_html, "page: flame graph + sortable function table"},
-    {"speedscope", ".speedscope.json", pp_write_speedscope, "speedscope JSON"},
-    {"pprof", ".pb.gz", pp_write_pprof, "gzipped pprof protobuf"},
-    {"collapsed", ".txt", pp_write_collapsed, "flamegraph.pl's collapsed stacks"},
-    {"perf", ".data", NULL, "the (injected) perf.data, for perf report/Hotspot"},
+    {.name = "flamegraph", .ext = ".svg", .write = pp_write_flamegraph,
+     .summary = "interactive SVG flame graph (default)"},
+    {.name = "html", .ext = ".html", .write = pp_write_html,
+     .summary = "page: flame graph + sortable function table"},
+    {.name = "speedscope", .ext = ".speedscope.json", .write = pp_write_speedscope,
+     .summary = "speedscope JSON"},
+    {.name = "pprof", .ext = ".pb.gz", .write = pp_write_pprof,
+     .summary = "gzipped pprof protobuf"},
+    {.name = "collapsed", .ext = ".txt", .write = pp_write_collapsed,
+     .summary = "flamegraph.pl's collapsed stacks"},
+    {.name = "perf", .ext = ".data", .recording = 1,
+     .summary = "the (injected) perf.data, for perf report/Hotspot"},
 };
 const size_t pp_nformats = sizeof(pp_formats) / sizeof(pp_formats[0]);
 
@@ -29,7 +35,15 @@ const pp_format *pp_format_find(const char *name)
 
 const char *pp_format_names(void)
 {
-    return "flamegraph, html, speedscope, pprof, collapsed, perf";
+    static char names[256];
+    size_t n = 0;
+
+    if (names[0])
+        return names;
+    for (size_t i = 0; i < pp_nformats && n < sizeof(names); i++)
+        n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", i ? ", " : "",
+                              pp_formats[i].name);
+    return names;
 }
 
 int pp__utf8_len(const char *str)

@@ -1,0 +1,54 @@
+/*
+ * What `perfpy record`'s files share (cmd_record.c: options, the plan and
+ * its steps; record_run.c: perf and the program while they run).
+ */
+#ifndef PERFPY_RECORD_H
+#define PERFPY_RECORD_H
+
+#include "report/perf_probe.h"
+#include "report/profile.h"
+
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* perf while it records, and the program under it. */
+typedef struct run_state {
+    pid_t perf;
+    int err_fd;                  /* perf's stderr, read end */
+    char err[16384];             /* the last bytes perf wrote on stderr */
+    size_t err_len;
+    int status;                  /* perf's wait status, then the program's */
+    int stopped;                 /* perfpy stopped perf (duration, Ctrl-C) */
+    int perf_died;               /* perf ended before the program */
+    pid_t program;               /* its pid, as `perfpy __exec` told; 0 unknown */
+    double seconds;
+} run_state;
+
+/* Set by the SIGINT/SIGTERM handler while record runs. */
+extern volatile sig_atomic_t pp__record_stop;
+void pp__record_on_stop(int sig);
+
+/* Starts perf (argv) with its stderr on a pipe; 0 or a negative errno (an
+ * exec that failed: its errno). */
+int pp__record_start_perf(char **argv, run_state *st);
+/* Waits for perf, reading its stderr, stopping it on Ctrl-C or after the
+ * duration, drawing the status line on a terminal. */
+void pp__record_supervise(run_state *st, double duration);
+/* Why perf could not record, in words that say what to do. */
+void pp__record_explain_failure(const run_state *st);
+/* The program's pid comes back from `perfpy __exec` on a pipe; perfpy is a
+ * child subreaper so the program is its to wait for if perf dies. */
+int pp__record_watch_program(int *r, int *w);
+void pp__record_wait_program(run_state *st, int pid_fd);
+int pp__record_program_status(const run_state *st);
+void pp__record_describe_end(const run_state *st, int status);
+
+/* kernel.perf_event_max_stack raised for frame-pointer recordings, put back
+ * after; and what to say when many stacks were cut. */
+void pp__record_raise_max_stack(pp_max_stack *m);
+void pp__record_restore_max_stack(pp_max_stack *m);
+void pp__record_explain_truncation(const pp_profile *p, int fp, long stack_size,
+                                   const pp_max_stack *m);
+
+#endif

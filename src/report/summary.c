@@ -1,0 +1,89 @@
+/*
+ * The summary a command prints after a report: samples, lost events, the
+ * truncated share, the top Python functions by own and by total time, and
+ * where the profile went. A formatter over a pp_report_result; the command
+ * chooses the stream.
+ */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct order {
+    const pp_func_stat *st;
+    int by_own;
+} order;
+
+static int cmp_stat(const void *a, const void *b, void *ctx)
+{
+    const order *o = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint64_t vx = o->by_own ? o->st[x].own : o->st[x].total;
+    uint64_t vy = o->by_own ? o->st[y].own : o->st[y].total;
+
+    if (vx != vy)
+        return vx > vy ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static void print_top(FILE *out, const pp_profile *p, const pp_func_stat *st,
+                      uint32_t *idx, uint32_t n, int by_own, int top)
+{
+    double all = p->samples ? (double)p->samples : 1.0;
+    order o = {st, by_own};
+
+    qsort_r(idx, n, sizeof(*idx), cmp_stat, &o);
+    fprintf(out, "perfpy: top Python functions by %s time (own = innermost Python frame):\n"
+            "     own   total  function\n", by_own ? "own" : "total");
+    for (uint32_t i = 0; i < n && (int)i < top; i++) {
+        const pp_func_stat *s = &st[idx[i]];
+        if (!(by_own ? s->own : s->total))
+            break;
+        fprintf(out, "  %5.1f%%  %5.1f%%  %s\n", 100.0 * (double)s->own / all,
+                100.0 * (double)s->total / all, p->frames[idx[i]].label);
+    }
+}
+
+static void print_totals(FILE *out, const pp_profile *p)
+{
+    fprintf(out, "perfpy: %llu samples%s%s%s, %llu lost events, %.1f%% of stacks truncated",
+            (unsigned long long)p->samples, p->event[0] ? " (" : "", p->event,
+            p->event[0] ? ")" : "", (unsigned long long)p->lost,
+            p->samples ? 100.0 * (double)p->truncated / (double)p->samples : 0.0);
+    if (p->time_last_ns > p->time_first_ns)
+        fprintf(out, ", %.2f s recorded", (double)(p->time_last_ns - p->time_first_ns) / 1e9);
+    fputc('\n', out);
+    if (p->bad_lines)
+        fprintf(out, "perfpy: %llu lines of perf script output were not understood\n",
+                (unsigned long long)p->bad_lines);
+}
+
+void pp_summary_print(FILE *out, const pp_report_result *r, int top)
+{
+    const pp_profile *p = &r->profile;
+    pp_func_stat *st = pp_profile_func_stats(p);
+    uint32_t *idx = malloc((p->nframes ? p->nframes : 1) * sizeof(*idx));
+    uint32_t n = 0;
+
+    print_totals(out, p);
+    if (st && idx) {
+        for (uint32_t i = 0; i < p->nframes; i++)
+            if (p->frames[i].kind == PP_FRAME_PYTHON && st[i].total)
+                idx[n++] = i;
+        if (n) {
+            print_top(out, p, st, idx, n, 1, top);
+            print_top(out, p, st, idx, n, 0, top);
+        } else {
+            fprintf(out, "perfpy: no Python function in the samples (was the program run "
+                    "with perfpy's engine active?)\n");
+        }
+    }
+    free(st);
+    free(idx);
+    if (r->kept[0])
+        fprintf(out, "perfpy: kept intermediate files in %s\n", r->kept);
+    if (r->jitted_kept)
+        fprintf(out, "perfpy: kept the %zu jitted-*.so files next to %s: `perf report -i %s` "
+                "reads them\n", r->jitted_kept, r->info.jitdumps[0], r->output);
+    fprintf(out, "perfpy: wrote %s\n", strcmp(r->output, "-") == 0 ? "standard output" : r->output);
+}
