@@ -335,8 +335,9 @@ static int check_program(plan *p)
                        "full path, e.g. /usr/bin/python3)", name,
                        strchr(name, '/') ? "" : " on PATH");
     if (!info->known) {
-        fprintf(stderr, "perfpy: '%s' does not answer as a Python interpreter; recording "
-                "it anyway (the Python processes it starts are profiled)\n", name);
+        fprintf(stderr, "perfpy: '%s' is neither a Python interpreter nor a script one "
+                "runs; recording it anyway, in jit mode (every Python process it starts "
+                "is profiled)\n", name);
         return 0;
     }
     if (!info->cpython)

@@ -61,51 +61,117 @@ int pp_interp_probe(const char *exe, pp_interp *info, char *said, size_t cap)
     return rc;
 }
 
-/* For a script with a "#!" line, the Python it names (env resolved), or "". */
-static void shebang_interpreter(const char *path, char *buf, size_t cap)
+/* Whether a file name says "Python": python, python3, python3.12,
+ * python3.12d, pythonw... (pyenv's shims and venv launchers are named so). */
+static int named_python(const char *path)
 {
-    char line[PATH_MAX], *p, *word;
-    FILE *f = fopen(path, "r");
+    const char *base = strrchr(path, '/');
 
-    buf[0] = '\0';
+    return strncmp(base ? base + 1 : path, "python", 6) == 0;
+}
+
+/* Whether an ELF executable is a Python interpreter without running it:
+ * named python*, or carrying CPython's entry point Py_BytesMain among its
+ * (dynamic) symbol names, as every CPython 3.8+ executable or embedding
+ * launcher linked against libpython does. */
+static int elf_is_python(const char *path)
+{
+    static const char want[] = "Py_BytesMain";
+    char buf[65536 + sizeof(want)];
+    size_t keep = 0, n;
+    FILE *f = fopen(path, "rb");
+    int found = 0;
+
     if (!f)
-        return;
-    if (!fgets(line, sizeof(line), f) || strncmp(line, "#!", 2) != 0) {
+        return 0;
+    if (named_python(path)) {
         fclose(f);
-        return;
+        return 1;
+    }
+    while (!found && (n = fread(buf + keep, 1, sizeof(buf) - keep, f)) > 0) {
+        n += keep;
+        found = memmem(buf, n, want, sizeof(want) - 1) != NULL;
+        keep = n < sizeof(want) ? n : sizeof(want) - 1;
+        memmove(buf, buf + n - keep, keep);
     }
     fclose(f);
-    p = line + 2;
-    p[strcspn(p, "\r\n")] = '\0';
-    word = strtok(p, " \t");
-    if (word && strcmp(word, "/usr/bin/env") == 0) {
-        word = strtok(NULL, " \t");
-        while (word && word[0] == '-')
-            word = strtok(NULL, " \t");
+    return found;
+}
+
+enum kind { K_OTHER, K_ELF, K_SCRIPT };
+
+static enum kind kind_of(const char *path, char *line, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    enum kind k = K_OTHER;
+
+    line[0] = '\0';
+    if (!f)
+        return K_OTHER;
+    if (fgets(line, (int)cap, f)) {
+        if (strncmp(line, "\177ELF", 4) == 0)
+            k = K_ELF;
+        else if (strncmp(line, "#!", 2) == 0)
+            k = K_SCRIPT;
+    }
+    fclose(f);
+    return k;
+}
+
+/* For a "#!" line, the interpreter it names (env and env -S resolved on
+ * PATH) into buf, or "". */
+static void shebang_interpreter(char *line, char *buf, size_t cap)
+{
+    char *word, *save = NULL;
+
+    buf[0] = '\0';
+    line += 2;
+    line[strcspn(line, "\r\n")] = '\0';
+    word = strtok_r(line, " \t", &save);
+    if (word && strcmp(strrchr(word, '/') ? strrchr(word, '/') + 1 : word, "env") == 0) {
+        word = strtok_r(NULL, " \t", &save);
+        while (word && (word[0] == '-' || strchr(word, '=')))  /* -S, -i, VAR=value */
+            word = strtok_r(NULL, " \t", &save);
         if (!word || pp_which(word, buf, cap) != 0)
             buf[0] = '\0';
     } else if (word) {
         snprintf(buf, cap, "%s", word);
     }
-    /* Only a Python is asked the probe's questions: `sh -S -c <code>` and
-     * the like would run the probe as a shell command. */
-    p = strrchr(buf, '/');
-    if (!strstr(p ? p + 1 : buf, "python"))
-        buf[0] = '\0';
+}
+
+/* The interpreter the program runs in, found without running the program:
+ * a Python executable itself (ELF, by name or entry point), a launcher
+ * named python* (pyenv's shims, venv scripts: they run Python, not user
+ * code), or the Python a "#!" line names. Anything else (a shell script,
+ * make, a C program) is not asked anything: it runs once, under perf, and
+ * every CPython it starts has the engine. "" when none. */
+static void python_of(const char *exe, char *buf, size_t cap)
+{
+    char line[PATH_MAX], interp[PATH_MAX];
+    enum kind k = kind_of(exe, line, sizeof(line));
+
+    buf[0] = '\0';
+    if ((k == K_ELF && elf_is_python(exe)) || (k == K_SCRIPT && named_python(exe))) {
+        snprintf(buf, cap, "%s", exe);
+        return;
+    }
+    if (k != K_SCRIPT)
+        return;
+    shebang_interpreter(line, interp, sizeof(interp));
+    if (interp[0] && named_python(interp))
+        snprintf(buf, cap, "%s", interp);
 }
 
 int pp_interp_of_program(const char *argv0, pp_interp *info)
 {
-    char exe[PATH_MAX], interp[PATH_MAX], said[4096];
+    char exe[PATH_MAX], python[PATH_MAX], said[4096];
 
     memset(info, 0, sizeof(*info));
     if (pp_which(argv0, exe, sizeof(exe)) != 0)
         return -ENOENT;
-    if (pp_interp_probe(exe, info, said, sizeof(said)) == 0)
-        return 0;
-    shebang_interpreter(exe, interp, sizeof(interp));
-    if (interp[0])
-        pp_interp_probe(interp, info, said, sizeof(said));
+    python_of(exe, python, sizeof(python));
+    if (python[0])
+        pp_interp_probe(python, info, said, sizeof(said));
     return 0;
 }
 

@@ -516,13 +516,51 @@ class Errors(RecordTest):
 
     @needs_perf
     def test_program_not_python_is_still_recorded(self):
+        """A shell script that starts Python: it runs once (perfpy asks it
+        nothing), and the Python beneath it is profiled with names."""
         py = interpreters()[-1]
-        script = self.write("run.sh", "#!/bin/sh\nexec %s %s 1000000\n" % (py.path, EXAMPLE))
+        runs = self.out("runs")
+        script = self.write("run.sh", "#!/bin/sh\necho run >> %s\nexec %s %s 1000000\n"
+                            % (runs, py.path, EXAMPLE))
         os.chmod(script, 0o755)
         out = self.out("sh.txt")
         p = self.record(["-f", "collapsed", "-o", out], [script])
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
         self.assertTrue(any("foo (" in s for s in collapsed_counts(out)))
+        with open(runs) as f:
+            self.assertEqual(f.read(), "run\n", "the script ran more than once")
+
+    @needs_perf
+    def test_python_script_runs_once_and_its_interpreter_is_found(self):
+        """An executable Python script (#!/usr/bin/env python3.X, and
+        env -S): its interpreter is probed, never the script itself, which
+        runs exactly once under perf; the mode is that interpreter's."""
+        py = interpreters()[-1]
+        for line in ("#!/usr/bin/env %s" % os.path.basename(py.real),
+                     "#!/usr/bin/env -S %s -u" % os.path.basename(py.real),
+                     "#!%s" % py.real):
+            with self.subTest(shebang=line):
+                runs = self.out("runs")
+                if os.path.exists(runs):
+                    os.unlink(runs)
+                script = self.write("app.py", "%s\nimport os, runpy, sys\n"
+                                    "print('pid', os.getpid(), flush=True)\n"
+                                    "open(%r, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+                                    "sys.argv = [%r, '1000000']\n"
+                                    "runpy.run_path(%r, run_name='__main__')\n"
+                                    % (line, runs, EXAMPLE, EXAMPLE))
+                os.chmod(script, 0o755)
+                out = self.out("app.txt")
+                p = self.record(["-f", "collapsed", "-o", out], [script, "once"],
+                                env={"PATH": os.path.dirname(py.real) + ":" +
+                                     os.environ.get("PATH", "")})
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                with open(runs) as f:
+                    self.assertEqual(f.read(), "once\n", "the script ran more than once")
+                mode = "perf" if support.keeps_frame_pointers(py) else "jit"
+                self.assertIn("in %s mode" % mode, p.stderr)
+                self.assertTrue(any(whole_chain(s) for s in collapsed_counts(out)),
+                                p.stderr[-2000:])
 
 
 if __name__ == "__main__":
