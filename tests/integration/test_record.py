@@ -165,12 +165,25 @@ class Formats(RecordTest):
     def test_no_native_keeps_python_frames_only(self):
         py = interpreters()[-1]
         out = self.out("py.txt")
-        p = self.record(["--no-native", "-f", "collapsed", "-o", out],
+        p = self.record(["--no-native", "-r", "999", "-f", "collapsed", "-o", out],
                         [py.path, EXAMPLE, "2000000"])
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
-        for stack in collapsed_counts(out):
+        stacks = collapsed_counts(out)
+        for stack in stacks:
             for frame in stack.split(";"):
                 self.assertRegex(frame, r"^(\[\w+\]|.+ \(.+\))$", stack)
+        # and the Python frames are there: most samples are the example's
+        # whole chain, nothing but Python frames (a --no-native that drops
+        # everything would leave only "[native]")
+        with_foo = {s: c for s, c in stacks.items() if re.search(r"(^|;)foo \(", s)}
+        total = sum(with_foo.values())
+        whole = sum(c for s, c in with_foo.items()
+                    if whole_chain(s) and len(s.split(";")) == len(CHAIN))
+        self.assertGreater(total, 50, "too few samples in foo:\n%s"
+                           % "\n".join(list(stacks)[:10]))
+        self.assertGreaterEqual(whole / total, 0.95,
+                                "%d of %d samples in foo are the whole Python chain alone:\n%s"
+                                % (whole, total, "\n".join(list(with_foo)[:10])))
 
 
 class TimeSplit(RecordTest):
