@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 
 import support
 from support import EXAMPLES, PERFPY, LIBDIR, TempDirTest, interpreters, needs_perf, note, run
-from test_report import JS, chromium_problem, collapsed_counts, js_problem
+from test_report import JS, collapsed_counts, require_validators
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
 EXAMPLE = os.path.join(EXAMPLES, "example.py")
@@ -132,22 +132,14 @@ class Formats(RecordTest):
             os.unlink(path)
         self.assertEqual(rep.returncode, 0, rep.stderr)
         self.assertIn("py::foo:" + EXAMPLE, rep.stdout)
-        why = js_problem()
-        if why:
-            if os.environ.get("CI"):
-                self.fail(why)
-            self.skipTest(why)
+        require_validators(self)
         v = run(["node", os.path.join(JS, "validate-speedscope.js"), outs["speedscope"],
                  "--expect-frame", "foo"], timeout=120)
         self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
         d = run(["node", os.path.join(JS, "decode-pprof.js"), outs["pprof"],
                  "--expect-function", "foo"], timeout=120)
         self.assertEqual(d.returncode, 0, d.stdout + d.stderr)
-        why = chromium_problem()
-        if why:
-            if os.environ.get("CI"):
-                self.fail(why)
-            self.skipTest(why)
+        require_validators(self, chromium=True)
         h = run(["node", os.path.join(JS, "check-html.js"), outs["html"], "--expect", "foo"],
                 timeout=180)
         self.assertEqual(h.returncode, 0, h.stdout + h.stderr)

@@ -10,9 +10,11 @@ XML for xml.etree), speedscope (valid against the schema shipped in the
 samples, a function `foo`), html (headless Chromium: no console error,
 `foo` visible, zoom and search work), perf (a perf.data perf can read).
 
-The node tools live in tests/js (installed by scripts/deps.sh with npm ci);
-without them these checks fail in CI and are skipped elsewhere.
+The node tools live in tests/js (installed by scripts/deps.sh with npm ci,
+or by these tests when node_modules is missing); without node, npm or
+Chromium these checks fail, never skip.
 """
+import fcntl
 import glob
 import hashlib
 import os
@@ -33,19 +35,44 @@ FORMATS = {"collapsed": "txt", "flamegraph": "svg", "speedscope": "speedscope.js
            "pprof": "pb.gz", "html": "html", "perf": "data"}
 
 
+JS_PACKAGES = ("ajv", "speedscope", "pprof-format", "playwright-core")
+
+
 def js_problem():
-    """None if the node validators can run, else why not."""
+    """None if the node validators can run, else why not. Missing node
+    packages are installed here (npm ci in tests/js, as scripts/deps.sh does
+    for make test), once, under a lock: two test modules may ask at once."""
     if not shutil.which("node"):
         return "node is not installed (scripts/deps.sh installs it)"
-    for pkg in ("ajv", "speedscope", "pprof-format", "playwright-core"):
-        if not os.path.isdir(os.path.join(JS, "node_modules", pkg)):
-            return "tests/js/node_modules/%s is missing (run: cd tests/js && npm ci)" % pkg
+    def missing():
+        return [p for p in JS_PACKAGES if not os.path.isdir(os.path.join(JS, "node_modules", p))]
+    if missing():
+        if not shutil.which("npm"):
+            return "tests/js/node_modules is missing and npm is not installed " \
+                   "(scripts/deps.sh installs it)"
+        with open(os.path.join(JS, ".npm-ci.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if missing():
+                p = run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                        cwd=JS, timeout=600)
+                if p.returncode != 0:
+                    return "npm ci in tests/js failed: " + p.stderr[-1000:]
+        if missing():
+            return "tests/js/node_modules/%s is missing after npm ci" % missing()[0]
     return None
 
 
 def chromium_problem():
     path = os.environ.get("CHROMIUM", "/usr/bin/chromium")
     return None if os.access(path, os.X_OK) else "chromium is not installed (apt-get install chromium)"
+
+
+def require_validators(test, chromium=False):
+    """The format validators run, or the test fails: never a skip that turns
+    every speedscope, pprof or HTML check off."""
+    why = js_problem() or (chromium_problem() if chromium else None)
+    if why:
+        test.fail("the output-format validators cannot run: " + why)
 
 
 def record(test, py, args, mode=None, env=None, freq=999, timeout=300):
@@ -121,11 +148,7 @@ class ReportFormats(TempDirTest):
         with open(outs["perf"][0], "rb") as f:
             self.assertEqual(f.read(8), b"PERFILE2")
         # node checks
-        why = js_problem()
-        if why:
-            if os.environ.get("CI"):
-                self.fail(why)
-            self.skipTest(why)
+        require_validators(self)
         v = run(["node", os.path.join(JS, "validate-speedscope.js"), outs["speedscope"][0],
                  "--expect-frame", "foo"], timeout=120)
         self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
@@ -133,11 +156,7 @@ class ReportFormats(TempDirTest):
                  "--expect-function", "foo"], timeout=120)
         self.assertEqual(d.returncode, 0, d.stdout + d.stderr)
         self.assertRegex(d.stdout, r'"count":[1-9]')
-        why = chromium_problem()
-        if why:
-            if os.environ.get("CI"):
-                self.fail(why)
-            self.skipTest(why)
+        require_validators(self, chromium=True)
         h = run(["node", os.path.join(JS, "check-html.js"), outs["html"][0], "--expect", "foo"],
                 timeout=180)
         self.assertEqual(h.returncode, 0, h.stdout + h.stderr)
