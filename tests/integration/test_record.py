@@ -158,7 +158,7 @@ class Formats(RecordTest):
         py = interpreters()[-1]
         out = self.out("py.txt")
         p = self.record(["--no-native", "-r", "999", "-f", "collapsed", "-o", out],
-                        [py.path, EXAMPLE, "2000000"])
+                        [py.path, EXAMPLE, "6000000"])
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
         stacks = collapsed_counts(out)
         for stack in stacks:
