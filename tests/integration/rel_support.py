@@ -110,10 +110,14 @@ def engine_env(mode, dumpdir, extra=None):
 
 
 def dump_names(path):
-    """[(qualname, filename)] of `perfpy jitdump --list PATH`, and the
-    summary; raises AssertionError when perfpy jitdump rejects the file."""
+    """[(qualname, filename)] of `perfpy jitdump --list PATH`; raises
+    AssertionError when perfpy jitdump rejects the file or finds its last
+    record cut."""
     p = support.run([PERFPY, "jitdump", "--list", path])
-    if p.returncode != 0 or "unwinding info: every code load has one" not in p.stdout:
+    # whole: "valid jitdump" alone, not "... up to its last record, which is
+    # cut" (a process that ends normally leaves no cut record)
+    if p.returncode != 0 or "unwinding info: every code load has one" not in p.stdout \
+            or "%s: valid jitdump\n" % path not in p.stdout:
         raise AssertionError("perfpy jitdump %s: exit %d\n%s%s" % (
             path, p.returncode, p.stdout[-2000:], p.stderr[-2000:]))
     names = []

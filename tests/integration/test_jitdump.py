@@ -92,6 +92,10 @@ for i in range(n):
 print("ready", flush=True)
 time.sleep(600)
 '''
+# KILL_SCRIPT with a pause after each new function: killed a moment after
+# "started", a few hundred code loads are in the dump (inject writes an ELF
+# for each, and thousands take minutes on a disk).
+KILL_SLOWLY = KILL_SCRIPT.replace('    ns["k_%04d" % i]()', '    ns["k_%04d" % i](); time.sleep(0.0005)')
 
 # The recipe of src/engine/ehframe.c: what GNU as writes for these
 # directives is what the builder must produce.
@@ -608,17 +612,36 @@ class KilledProcess(support.TempDirTest):
                                            for i in range(500)))
                 os.unlink(dump)
 
+    @support.needs_perf
     def test_killed_while_registering(self):
+        """Under perf record: SIGKILL mid-registration, then perf inject
+        reads the dump and writes one ELF per whole code load."""
         for py in support.interpreters():
             with self.subTest(python=py.label):
-                p, dump = self.start(py, 9999)
+                d = tempfile.mkdtemp(prefix="killed-", dir=scratch_root() or self.tmp)
+                data = os.path.join(d, "perf.data")
+                script = self.write("killed.py", KILL_SLOWLY)
+                p = subprocess.Popen(PERF_RECORD + ["-o", data, "--", support.PERFPY, "run",
+                                                    "--mode", "jit", "--", py.path, script,
+                                                    "9999"],
+                                     stdout=subprocess.PIPE, universal_newlines=True,
+                                     env=dict(os.environ, PERFPY_JITDUMP_DIR=d))
                 try:
                     self.assertEqual(p.stdout.readline().strip(), "started")
-                    time.sleep(0.02)
+                    time.sleep(0.1)
+                    dumps = glob.glob(os.path.join(d, "jit-*.dump"))
+                    self.assertEqual(len(dumps), 1, dumps)
+                    dump = dumps[0]
+                    pid = int(re.search(r"jit-(\d+)\.dump", dump).group(1))
+                    self.own(pid)
+                    os.kill(pid, signal.SIGKILL)
+                    p.wait(timeout=120)
                 finally:
-                    p.send_signal(signal.SIGKILL)
-                    p.wait()
+                    if p.poll() is None:
+                        p.kill()
+                        p.wait()
                     p.stdout.close()
+                    self.addCleanup(shutil.rmtree, d, True)
                 chk = support.run([support.PERFPY, "jitdump", dump])
                 self.assertEqual(chk.returncode, 0, chk.stderr)
                 if "which is cut" in chk.stdout:
@@ -627,11 +650,19 @@ class KilledProcess(support.TempDirTest):
                     # cut by SIGKILL; perfpy jitdump says so and counts the
                     # whole records before it, as perf inject reads them.
                     self.assertIn("the process was killed while writing it", chk.stderr)
-                loads = re.search(r"functions: (\d+) code loads", chk.stdout)
-                note("%s: killed while registering: %s whole code loads%s"
-                     % (py.label, loads.group(1) if loads else "?",
+                loads = int(re.search(r"functions: (\d+) code loads", chk.stdout).group(1))
+                # perf inject reads the same dump: one ELF per whole code load
+                inj = support.run(["perf", "--buildid-dir", os.path.join(d, "buildid"),
+                                   "inject", "--jit", "-i", data,
+                                   "-o", os.path.join(d, "injected.data")],
+                                  cwd=d, timeout=600)
+                self.assertEqual(inj.returncode, 0, inj.stderr[-2000:])
+                elves = glob.glob(os.path.join(d, "jitted-%d-*.so" % pid))
+                self.assertEqual(len(elves), loads, "perf inject made %d ELFs, perfpy jitdump "
+                                 "counts %d whole code loads" % (len(elves), loads))
+                note("%s: killed while registering: %d whole code loads, all injected%s"
+                     % (py.label, loads,
                         ", then the cut entry" if "which is cut" in chk.stdout else ""))
-                os.unlink(dump)
 
 
 class PerfpyJitdumpCommand(support.TempDirTest):

@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 
 import support
 from support import EXAMPLES, PERFPY, LIBDIR, TempDirTest, interpreters, needs_perf, note, run
-from test_report import JS, chromium_problem, collapsed_counts, js_problem
+from test_report import JS, collapsed_counts, require_validators
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
 EXAMPLE = os.path.join(EXAMPLES, "example.py")
@@ -132,22 +132,14 @@ class Formats(RecordTest):
             os.unlink(path)
         self.assertEqual(rep.returncode, 0, rep.stderr)
         self.assertIn("py::foo:" + EXAMPLE, rep.stdout)
-        why = js_problem()
-        if why:
-            if os.environ.get("CI"):
-                self.fail(why)
-            self.skipTest(why)
+        require_validators(self)
         v = run(["node", os.path.join(JS, "validate-speedscope.js"), outs["speedscope"],
                  "--expect-frame", "foo"], timeout=120)
         self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
         d = run(["node", os.path.join(JS, "decode-pprof.js"), outs["pprof"],
                  "--expect-function", "foo"], timeout=120)
         self.assertEqual(d.returncode, 0, d.stdout + d.stderr)
-        why = chromium_problem()
-        if why:
-            if os.environ.get("CI"):
-                self.fail(why)
-            self.skipTest(why)
+        require_validators(self, chromium=True)
         h = run(["node", os.path.join(JS, "check-html.js"), outs["html"], "--expect", "foo"],
                 timeout=180)
         self.assertEqual(h.returncode, 0, h.stdout + h.stderr)
@@ -165,12 +157,25 @@ class Formats(RecordTest):
     def test_no_native_keeps_python_frames_only(self):
         py = interpreters()[-1]
         out = self.out("py.txt")
-        p = self.record(["--no-native", "-f", "collapsed", "-o", out],
-                        [py.path, EXAMPLE, "2000000"])
+        p = self.record(["--no-native", "-r", "999", "-f", "collapsed", "-o", out],
+                        [py.path, EXAMPLE, "6000000"])
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
-        for stack in collapsed_counts(out):
+        stacks = collapsed_counts(out)
+        for stack in stacks:
             for frame in stack.split(";"):
                 self.assertRegex(frame, r"^(\[\w+\]|.+ \(.+\))$", stack)
+        # and the Python frames are there: most samples are the example's
+        # whole chain, nothing but Python frames (a --no-native that drops
+        # everything would leave only "[native]")
+        with_foo = {s: c for s, c in stacks.items() if re.search(r"(^|;)foo \(", s)}
+        total = sum(with_foo.values())
+        whole = sum(c for s, c in with_foo.items()
+                    if whole_chain(s) and len(s.split(";")) == len(CHAIN))
+        self.assertGreater(total, 50, "too few samples in foo:\n%s"
+                           % "\n".join(list(stacks)[:10]))
+        self.assertGreaterEqual(whole / total, 0.95,
+                                "%d of %d samples in foo are the whole Python chain alone:\n%s"
+                                % (whole, total, "\n".join(list(with_foo)[:10])))
 
 
 class TimeSplit(RecordTest):

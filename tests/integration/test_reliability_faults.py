@@ -77,7 +77,9 @@ class ResourceFaults(ReliabilityTest):
         self.assertEqual(p.returncode, 0, p.why())
         return strip_pids(p.stdout)
 
-    def check(self, py, mode, case, setup, files_dir, reason, chroot=False):
+    def check(self, py, mode, case, setup, files_dir, reason, chroot=False, wrote=False):
+        """wrote: the fault comes after a first part was written (a full
+        disk), which must be there and whole."""
         r, out, files = self.in_namespace(py, mode, setup, files_dir, chroot)
         self.assertFalse(r.timed_out, r.why())
         self.assertEqual(r.returncode, 0, r.why())
@@ -87,11 +89,15 @@ class ResourceFaults(ReliabilityTest):
         self.assertRegex(said[0], r"cannot (create|write) \S*(perf-\d+\.map|jit-\d+\.dump)")
         self.assertIn(reason, said[0])
         self.assertNotIn("Traceback", r.stderr)
+        if wrote:
+            self.assertTrue(files.strip(), "nothing written before the disk was full")
         if mode == "perf":
             bad = [l for l in files.splitlines() if not re.match(r"^[0-9a-f]+ [0-9a-f]+ py::.+:.+$", l)]
             self.assertEqual(bad, [], "half a line in the map")
         elif files.strip():
-            self.assertIn("valid jitdump", files, files[-2000:])
+            # whole records only, also on a full disk: "valid jitdump", not
+            # "valid jitdump up to its last record, which is cut"
+            self.assertRegex(files, r": valid jitdump\n", files[-2000:])
         said_once = re.sub(r"/tmp/perfpy-it-\w+", "DIR", said[0]).split(" (")[0]
         record("faults/" + case, py, mode, "program output unchanged, exit 0; said once: "
                + re.sub(r"-\d+\.", "-N.", said_once) + ("; what it wrote is whole"
@@ -130,12 +136,12 @@ class ResourceFaults(ReliabilityTest):
             with self.subTest(py=py.label, mode="perf"):
                 self.check(py, "perf", "tmp-full",
                            "mount -t tmpfs -o size=64k none /tmp", "/tmp",
-                           "No space left on device")
+                           "No space left on device", wrote=True)
             with self.subTest(py=py.label, mode="jit"):
                 d = self.dump_dir()
                 self.check(py, "jit", "dumpdir-full",
                            'mount -t tmpfs -o size=64k none "%s"' % d, d,
-                           "No space left on device")
+                           "No space left on device", wrote=True)
 
 
 def strip_pids(text):

@@ -1,6 +1,7 @@
 /*
  * Runs every registered TEST in a child process, with a time limit, and
- * prints one line per test and a final "N passed, N failed".
+ * prints one line per test and a final "N passed, N failed, N skipped"
+ * (a test that calls TEST_SKIP counts as skipped, its reason printed).
  *
  *   build/unit-tests [substring]     run the tests whose name contains it
  */
@@ -75,7 +76,9 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
     return remove(path);
 }
 
-static int run_one(int i)
+enum outcome { FAILED, PASSED, SKIPPED };
+
+static enum outcome run_one(int i)
 {
     pid_t pid;
     int status;
@@ -84,12 +87,12 @@ static int run_one(int i)
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/perfpy-unit-XXXXXX");
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
-        return 0;
+        return FAILED;
     }
     pid = fork();
     if (pid < 0) {
         perror("fork");
-        return 0;
+        return FAILED;
     }
     if (pid == 0) {
         dup2(1, 2);   /* diagnostics next to the test's own line */
@@ -103,7 +106,11 @@ static int run_one(int i)
     nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         printf("ok    %s\n", tests[i].name);
-        return 1;
+        return PASSED;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == TEST_SKIP_EXIT) {
+        printf("skip  %s\n", tests[i].name);
+        return SKIPPED;
     }
     if (WIFSIGNALED(status))
         printf("FAIL  %s (%s) killed by signal %d (%s)%s\n", tests[i].name,
@@ -112,23 +119,21 @@ static int run_one(int i)
     else
         printf("FAIL  %s (%s) exit %d\n", tests[i].name, tests[i].file,
                WEXITSTATUS(status));
-    return 0;
+    return FAILED;
 }
 
 int main(int argc, char **argv)
 {
     const char *filter = argc > 1 ? argv[1] : NULL;
-    int passed = 0, failed = 0;
+    int count[3] = {0, 0, 0};
 
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 0; i < ntests; i++) {
         if (filter && !strstr(tests[i].name, filter))
             continue;
-        if (run_one(i))
-            passed++;
-        else
-            failed++;
+        count[run_one(i)]++;
     }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    printf("%d passed, %d failed, %d skipped\n", count[PASSED], count[FAILED],
+           count[SKIPPED]);
+    return count[FAILED] ? 1 : 0;
 }

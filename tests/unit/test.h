@@ -1,8 +1,8 @@
 /*
  * A small unit-test harness in libuv's manner: every TEST runs in its own
  * child process (a crash fails one test, not the run), an assertion prints
- * both sides with file and line, and the runner ends with
- * "N passed, N failed".
+ * both sides with file and line, TEST_SKIP("why") ends a test that cannot
+ * run here, and the runner ends with "N passed, N failed, N skipped".
  *
  *   TEST(arena_slots_are_distinct) {
  *       ASSERT_EQ_INT(pp_arena_init(&a, 16), 0);
@@ -41,6 +41,18 @@ char *test_read_file(const char *path, size_t *len);
         fprintf(stderr, __VA_ARGS__);                                     \
         fputc('\n', stderr);                                              \
         exit(1);                                                          \
+    } while (0)
+
+/* Ends the test as skipped, with its reason (counted and printed by the
+ * runner): only for what truly cannot run here, never a silent return. */
+#define TEST_SKIP_EXIT 77
+#define TEST_SKIP(...)                                                    \
+    do {                                                                  \
+        printf("    skipped: ");                                          \
+        printf(__VA_ARGS__);                                              \
+        putchar('\n');                                                    \
+        fflush(stdout);                                                   \
+        exit(TEST_SKIP_EXIT);                                             \
     } while (0)
 
 #define ASSERT_TRUE(x)                                                    \

@@ -174,10 +174,8 @@ TEST(file_of_another_user_is_refused)
     pp_engine_config cfg = {.backend = &pp_perfmap_ops};
     int fd;
 
-    if (geteuid() != 0) {
-        printf("    (skipped: needs root to make a file owned by another user)\n");
-        return;
-    }
+    if (geteuid() != 0)
+        TEST_SKIP("needs root: only root can give a file to another user");
     remove_own_map();
     fd = open(map_path(getpid()), O_CREAT | O_WRONLY, 0666);
     ASSERT_TRUE(fd >= 0);

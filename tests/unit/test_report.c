@@ -12,6 +12,48 @@
 #include <errno.h>
 
 /* A perf.data: header (104 bytes) then records; offsets as perf writes them. */
+/* The first n bytes of buf in a heap block of exactly n bytes (1 when n is
+ * 0): a parser that reads past the end of a cut or hostile input reads past
+ * the block, and ASan sees it (a prefix inside a bigger stack buffer would
+ * hide the over-read). Free it. */
+static uint8_t *exact_copy(const uint8_t *buf, size_t n)
+{
+    uint8_t *copy = malloc(n ? n : 1);
+
+    if (!copy) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    memcpy(copy, buf, n);
+    return copy;
+}
+
+/* An exact-size copy of buf's first cut bytes whose header agrees: the data
+ * section (offset at byte 40, size at 48) ends at the cut, inside a record
+ * as a hostile or torn file may. */
+static uint8_t *cut_in_data(const uint8_t *buf, size_t cut)
+{
+    uint8_t *copy = exact_copy(buf, cut);
+    uint64_t off, size;
+
+    if (cut >= 56) {
+        memcpy(&off, copy + 40, 8);
+        size = cut > off ? cut - off : 0;
+        memcpy(copy + 48, &size, 8);
+    }
+    return copy;
+}
+
+/* pp_perf_data_scan_buffer on an exact-size copy of buf. */
+static int scan_exact(const uint8_t *buf, size_t n, pp_perf_data_info *info)
+{
+    uint8_t *copy = exact_copy(buf, n);
+    int rc = pp_perf_data_scan_buffer(copy, n, info);
+
+    free(copy);
+    return rc;
+}
+
 static size_t put_rec(uint8_t *buf, size_t at, uint32_t type, const void *body, size_t blen)
 {
     uint16_t size = (uint16_t)(8 + blen);
@@ -85,24 +127,24 @@ TEST(perf_data_scan_hostile_inputs)
     size_t len = make_perf_data(buf);
     pp_perf_data_info info;
 
-    ASSERT_EQ_INT(pp_perf_data_scan_buffer((const uint8_t *)"not perf", 8, &info), -EINVAL);
-    ASSERT_EQ_INT(pp_perf_data_scan_buffer((const uint8_t *)"hello world, no perf here", 25, &info),
+    ASSERT_EQ_INT(scan_exact((const uint8_t *)"not perf", 8, &info), -EINVAL);
+    ASSERT_EQ_INT(scan_exact((const uint8_t *)"hello world, no perf here", 25, &info),
                   -EINVAL);
     /* every truncation of a valid file: never a crash, never an over-read */
     for (size_t cut = 0; cut < len; cut++) {
-        uint8_t *copy = malloc(cut ? cut : 1);
-        memcpy(copy, buf, cut);
+        uint8_t *copy = cut_in_data(buf, cut);
+        (void)scan_exact(buf, cut, &info);
         (void)pp_perf_data_scan_buffer(copy, cut, &info);
         free(copy);
     }
     /* a record claiming size 0 ends the walk */
     buf[104 + 6] = 0;
     buf[104 + 7] = 0;
-    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_OK(scan_exact(buf, len, &info));
     ASSERT_EQ_UINT(info.samples, 0);
     /* a data section past the end of the file */
     buf[48] = 0xff;
-    ASSERT_EQ_INT(pp_perf_data_scan_buffer(buf, len, &info), -EINVAL);
+    ASSERT_EQ_INT(scan_exact(buf, len, &info), -EINVAL);
 }
 
 /* make_perf_data() with feature sections after the data, as perf writes
@@ -152,35 +194,31 @@ TEST(perf_data_scan_version_hostile_inputs)
     uint64_t far = 1ull << 40;
 
     /* every truncation: the whole version or none, never an over-read */
-    for (size_t cut = 0; cut < len; cut++) {
-        uint8_t *copy = malloc(cut ? cut : 1);
-        memcpy(copy, buf, cut);
-        if (pp_perf_data_scan_buffer(copy, cut, &info) == 0 && info.perf_version[0])
+    for (size_t cut = 0; cut < len; cut++)
+        if (scan_exact(buf, cut, &info) == 0 && info.perf_version[0])
             ASSERT_EQ_STR(info.perf_version, "7.2.13");
-        free(copy);
-    }
     /* a string length past its section */
     memcpy(buf + ver, &big, 4);
-    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_OK(scan_exact(buf, len, &info));
     ASSERT_EQ_STR(info.perf_version, "");
     /* a string filling its section without a NUL, longer than the field */
     len = with_version(buf, "7.2.13");
     memset(buf + ver + 4, '7', 64);
-    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_OK(scan_exact(buf, len, &info));
     ASSERT_EQ_STR(info.perf_version, "");
     /* control characters are no version */
     len = with_version(buf, "7.2\n\033[2J");
-    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_OK(scan_exact(buf, len, &info));
     ASSERT_EQ_STR(info.perf_version, "");
     /* a section offset past the end of the file */
     len = with_version(buf, "7.2.13");
     memcpy(buf + (ver - 3 * 16) + 2 * 16, &far, 8);
-    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_OK(scan_exact(buf, len, &info));
     ASSERT_EQ_STR(info.perf_version, "");
     /* every feature bit set: the version's entry is read from other bytes */
     len = with_version(buf, "7.2.13");
     memset(buf + 72, 0xff, 32);
-    ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
+    ASSERT_OK(scan_exact(buf, len, &info));
     ASSERT_EQ_STR(info.perf_version, "");
 }
 
@@ -404,25 +442,32 @@ TEST(perf_data_finish_makes_a_killed_recording_readable)
     ASSERT_EQ_UINT(info.samples, 2);
     ASSERT_OK(pp_perf_data_finish(path, &bytes));     /* once finished, left alone */
     ASSERT_EQ_UINT(bytes, 0);
-    for (size_t cut = 0; cut < full; cut += 5) {      /* hostile: any prefix */
-        memcpy(copy, buf, cut);
-        ASSERT_OK(pp_perf_data_finish_buffer(copy, cut, &bytes));
+    for (size_t cut = 0; cut < full; cut++) {         /* hostile: any prefix */
+        uint8_t *cutcopy = exact_copy(buf, cut);
+        ASSERT_OK(pp_perf_data_finish_buffer(cutcopy, cut, &bytes));
         ASSERT_TRUE(bytes == 0 || 104 + bytes <= cut);
+        free(cutcopy);
     }
 }
 
 TEST(fork_exec_fixup_survives_truncated_and_foreign_inputs)
 {
-    uint8_t buf[2048], copy[2048];
+    uint8_t buf[2048], *copy;
     size_t forks[4], n;
     size_t len = make_fork_data(buf, forks);
 
-    for (size_t cut = 0; cut < len; cut += 3) {
-        memcpy(copy, buf, cut);
+    for (size_t cut = 0; cut < len; cut++) {
+        copy = exact_copy(buf, cut);
         (void)pp_perf_data_fix_exec_forks_buffer(copy, cut, 1, &n);
+        free(copy);
+        copy = cut_in_data(buf, cut);
+        (void)pp_perf_data_fix_exec_forks_buffer(copy, cut, 1, &n);
+        free(copy);
     }
-    ASSERT_OK(pp_perf_data_fix_exec_forks_buffer((uint8_t *)"not a perf file at all....", 26, 1, &n));
+    copy = exact_copy((const uint8_t *)"not a perf file at all....", 26);
+    ASSERT_OK(pp_perf_data_fix_exec_forks_buffer(copy, 26, 1, &n));
     ASSERT_EQ_UINT(n, 0);
+    free(copy);
 }
 
 /* A DWARF recording (sample_type IP|TID|TIME|STACK_USER, sample_id_all) of
@@ -551,14 +596,17 @@ TEST(exec_fixup_leaves_frame_pointer_recordings_alone)
 
 TEST(exec_fixup_survives_truncated_inputs)
 {
-    uint8_t buf[4096], copy[4096];
+    uint8_t buf[4096];
     size_t at[9], n, m;
     size_t len = make_exec_data(buf, 0x2007, at);
 
-    for (size_t cut = 0; cut < len; cut += 3) {
-        memcpy(copy, buf, cut);
-        if (pp_perf_data_fix_exec_forks_buffer(copy, cut, 0, &n) == 0 &&
-            pp_perf_data_fix_exec_forks_buffer(copy, cut, 1, &m) == 0)
-            ASSERT_EQ_UINT(n, m);
+    for (size_t cut = 0; cut < len; cut++) {
+        for (int agree = 0; agree < 2; agree++) {
+            uint8_t *copy = agree ? cut_in_data(buf, cut) : exact_copy(buf, cut);
+            if (pp_perf_data_fix_exec_forks_buffer(copy, cut, 0, &n) == 0 &&
+                pp_perf_data_fix_exec_forks_buffer(copy, cut, 1, &m) == 0)
+                ASSERT_EQ_UINT(n, m);
+            free(copy);
+        }
     }
 }

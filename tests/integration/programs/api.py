@@ -57,11 +57,19 @@ elif check == "toggle":
     assert after["bytes_per_trampoline"] <= 64, after
 
 elif check == "inactive_makes_nothing":
-    perfpy.deactivate_stack_trampoline()
+    # active, new functions get trampolines (the positive twin) ...
+    perfpy.activate_stack_trampoline("perf")
     n = perfpy._stats()["trampolines"]
     for i in range(100):
         fresh(i)()
-    assert perfpy._stats()["trampolines"] == n
+    active = perfpy._stats()["trampolines"]
+    assert active >= n + 100, (n, active)
+    # ... deactivated, new functions get none
+    perfpy.deactivate_stack_trampoline()
+    assert not perfpy.is_stack_trampoline_active()
+    for i in range(100, 200):
+        fresh(i)()
+    assert perfpy._stats()["trampolines"] == active, (active, perfpy._stats())
 
 elif check == "threads":
     perfpy.activate_stack_trampoline("perf")
