@@ -351,6 +351,35 @@ static int check_program(plan *p)
     return 0;
 }
 
+/* The profile can be written where -o says, checked before the program
+ * runs (writing goes through a temporary file in the same directory, then
+ * a rename: the directory must be writable). 0 or an exit status. */
+static int check_output(const plan *p)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(p->output, '/');
+    struct stat st;
+
+    if (strcmp(p->output, "-") == 0)
+        return 0;
+    if (stat(p->output, &st) == 0 && S_ISDIR(st.st_mode))
+        return pp_fail("-o %s is a directory: name the file to write in it, e.g. -o "
+                       "%s/profile%s", p->output, p->output, p->o.format->ext);
+    if (!slash)
+        snprintf(dir, sizeof(dir), ".");
+    else if (slash == p->output)
+        snprintf(dir, sizeof(dir), "/");
+    else
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - p->output), p->output);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return pp_fail("cannot write %s: the directory %s does not exist (create it, or "
+                       "choose another -o)", p->output, dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return pp_fail("cannot write %s: the directory %s is not writable by this user "
+                       "(choose another -o)", p->output, dir);
+    return 0;
+}
+
 static int self_exe(char *buf, size_t cap)
 {
     ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
@@ -394,7 +423,7 @@ static int choose(plan *p)
         snprintf(p->output, sizeof(p->output), "%s", p->o.output);
     else
         default_output(&p->o, p->output, sizeof(p->output));
-    return 0;
+    return check_output(p);
 }
 
 /* Step 2: the recording's own directory (perf.data, line sidecars) and the

@@ -429,6 +429,23 @@ class WhereDumpsGo(RecordTest):
 class Errors(RecordTest):
 
     @needs_perf
+    def test_unwritable_output_is_refused_before_the_program_runs(self):
+        """-o a directory, or in a directory that does not exist: said at
+        once, exit 1, the program never starts. Twin: -o a new file in an
+        existing directory records (every other test)."""
+        py = interpreters()[-1]
+        marker = self.out("ran")
+        for out, words in ((self.tmp, "is a directory: name the file"),
+                           (os.path.join(self.tmp, "no", "such", "p.svg"), "does not exist")):
+            with self.subTest(out=out):
+                p = self.record(["-o", out], [py.path, "-c", "open(%r, 'w')" % marker])
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertIn(words, p.stderr)
+                self.assertNotIn("recording", p.stderr)
+                self.assertFalse(os.path.exists(marker), "the program ran")
+                self.assert_nothing_left()
+
+    @needs_perf
     def test_libdw_and_a_noexec_tmp_say_so_before_running(self):
         """perf with libdw reads jit files only in /tmp: a noexec /tmp (a
         tmpfs in a private mount namespace here) is refused before the
@@ -503,7 +520,8 @@ class Errors(RecordTest):
     @needs_perf
     def test_unwritable_output_keeps_the_recording(self):
         py = interpreters()[-1]
-        for out, words in (("/nonexistent-dir/p.svg", "No such file"), ("/dev/full", "space")):
+        # (a missing directory is refused before the run: the test above)
+        for out, words in (("/dev/full", "space"),):
             with self.subTest(out=out):
                 p = self.record(["-o", out], [py.path, EXAMPLE, "500000"])
                 self.assertEqual(p.returncode, 1, p.stderr[-2000:])
