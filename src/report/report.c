@@ -277,6 +277,11 @@ static void finish(run *x, int rc)
     } else {
         pp_perf_unlink_all(x->made);
     }
+    /* perf report reads the ELFs with the written perf.data, or, for a
+     * profile format, with the injected one kept in tmp (--keep) */
+    if (x->data)
+        snprintf(x->r->jitted_for, sizeof(x->r->jitted_for), "%s",
+                 x->f->recording ? x->r->output : x->data);
     if (!x->tmp[0])
         return;
     if (x->o->keep)

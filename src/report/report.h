@@ -61,6 +61,7 @@ typedef struct pp_report_result {
     int injected;                /* perf inject --jit ran */
     char kept[PATH_MAX];         /* --keep: the directory of kept files, else "" */
     size_t jitted_kept;          /* jitted-*.so files left for `perf report` (format perf) */
+    char jitted_for[PATH_MAX];   /* the perf.data `perf report` reads them with */
     double seconds;              /* post-processing time */
     char warning[PATH_MAX + 256];/* what the command should say even on success
                                     ("" when nothing): jit dumps that are gone */

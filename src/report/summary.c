@@ -84,6 +84,7 @@ void pp_summary_print(FILE *out, const pp_report_result *r, int top)
         fprintf(out, "perfpy: kept intermediate files in %s\n", r->kept);
     if (r->jitted_kept)
         fprintf(out, "perfpy: kept the %zu jitted-*.so files next to %s: `perf report -i %s` "
-                "reads them\n", r->jitted_kept, r->info.jitdumps[0], r->output);
+                "reads them\n", r->jitted_kept, r->info.jitdumps[0],
+                r->jitted_for[0] ? r->jitted_for : r->output);
     fprintf(out, "perfpy: wrote %s\n", strcmp(r->output, "-") == 0 ? "standard output" : r->output);
 }

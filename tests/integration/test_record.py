@@ -154,6 +154,32 @@ class Formats(RecordTest):
         self.assertEqual(len(made), 1, os.listdir(self.tmp))
 
     @needs_perf
+    def test_keep_advises_perf_report_on_a_perf_data(self):
+        """--keep with a profile format: the `perf report -i FILE` it advises
+        names a perf.data that perf report reads with Python names (it named
+        the .txt profile)."""
+        py = interpreters()[-1]
+        out = self.out("keep.txt")
+        p = self.record(["--mode", "jit", "--keep", "-f", "collapsed", "-o", out],
+                        [py.path, EXAMPLE, "1000000"], env={"TMPDIR": self.rectmp})
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        m = re.search(r"`perf report -i (\S+)` reads them", p.stderr)
+        self.assertTrue(m, p.stderr[-2000:])
+        with open(m.group(1), "rb") as f:
+            self.assertEqual(f.read(8), b"PERFILE2", m.group(1))
+        rep = run(["perf", "report", "-i", m.group(1), "--stdio", "--sort", "sym"])
+        self.assertIn("py::foo:", rep.stdout)
+        # what --keep kept, and the jitted ELFs beside the dumps
+        for d in re.findall(r"kept (?:intermediate files )?in (\S+)", p.stderr) + \
+                re.findall(r" and (/dev/shm/perfpy-jit-\w+)", p.stderr):
+            shutil.rmtree(d, ignore_errors=True)
+        m = re.search(r"next to (\S*)/jit-(\d+)\.dump", p.stderr)
+        if m and m.group(1) == "/tmp":      # libdw: in /tmp itself, ours by pid
+            for path in ["/tmp/jit-%s.dump" % m.group(2)] + \
+                    glob.glob("/tmp/jitted-%s-*.so" % m.group(2)):
+                os.unlink(path)
+
+    @needs_perf
     def test_no_native_keeps_python_frames_only(self):
         py = interpreters()[-1]
         out = self.out("py.txt")
