@@ -47,6 +47,9 @@ int pp_exec(char **argv);
 /* Saves what perf changes in the environment of the program it starts
  * (PATH first), for `perfpy __exec` to put back (cmd_exec.c). 0 or -errno. */
 int pp_exec_env_save(void);
+/* Notes the signal dispositions and mask perfpy was started with, before
+ * it changes any; pp_exec_env_save passes them on to the program. */
+void pp_exec_signals_capture(void);
 
 /* The directory holding sitecustomize.py and the module builds:
  * $PERFPY_LIBDIR, <exe dir>/lib (build tree), <exe dir>/../lib/perfpy

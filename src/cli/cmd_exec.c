@@ -15,6 +15,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,56 @@
 static const char *const perf_sets[] = {"PATH", "PREFIX", "PERF_BUILDID_DIR", "DEBUGINFOD_URLS"};
 #define N_PERF_SETS (sizeof(perf_sets) / sizeof(perf_sets[0]))
 
+/* ---- the program's signals and process group ------------------------------------ */
+
+/* The program starts with the signal dispositions and mask perfpy itself
+ * was started with (perf ignores SIGUSR2 and blocks others before it forks
+ * the workload; perfpy ignores SIGPIPE), and in perfpy's process group, the
+ * terminal's foreground one: Ctrl-C reaches perfpy and the program, never
+ * perf, which runs in a group of its own (perf would SIGTERM the program at
+ * once). Saved at record's start in PERFPY_EXEC_SIGNALS as
+ * "<ignored> <blocked> <pgid>" (hex bit masks of signals 1-64). */
+static uint64_t start_ignored, start_blocked;
+static int start_captured;
+
+void pp_exec_signals_capture(void)
+{
+    sigset_t mask;
+
+    sigprocmask(SIG_SETMASK, NULL, &mask);
+    for (int sig = 1; sig <= 64 && sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+            start_ignored |= UINT64_C(1) << (sig - 1);
+        if (sigismember(&mask, sig) == 1)
+            start_blocked |= UINT64_C(1) << (sig - 1);
+    }
+    start_captured = 1;
+}
+
+static void restore_signals_for_exec(void)
+{
+    const char *saved = getenv("PERFPY_EXEC_SIGNALS");
+    unsigned long long ignored, blocked;
+    long pgid;
+    sigset_t mask;
+
+    if (!saved || sscanf(saved, "%llx %llx %ld", &ignored, &blocked, &pgid) != 3)
+        return;
+    unsetenv("PERFPY_EXEC_SIGNALS");
+    sigemptyset(&mask);
+    for (int sig = 1; sig <= 64 && sig < NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP)
+            continue;
+        signal(sig, (ignored >> (sig - 1)) & 1 ? SIG_IGN : SIG_DFL);
+        if ((blocked >> (sig - 1)) & 1)
+            sigaddset(&mask, sig);
+    }
+    sigprocmask(SIG_SETMASK, &mask, NULL);
+    if (pgid > 0)
+        setpgid(0, (pid_t)pgid);     /* back in the terminal's group */
+}
+
 int pp_exec_env_save(void)
 {
     char buf[65536];
@@ -48,7 +100,13 @@ int pp_exec_env_save(void)
             return -ENAMETOOLONG;
         n += (size_t)w;
     }
-    return setenv("PERFPY_EXEC_ENV", buf, 1) == 0 ? 0 : -errno;
+    if (setenv("PERFPY_EXEC_ENV", buf, 1) != 0)
+        return -errno;
+    if (!start_captured)
+        pp_exec_signals_capture();
+    snprintf(buf, sizeof(buf), "%llx %llx %ld", (unsigned long long)start_ignored,
+             (unsigned long long)start_blocked, (long)getpgrp());
+    return setenv("PERFPY_EXEC_SIGNALS", buf, 1) == 0 ? 0 : -errno;
 }
 
 static void restore_env_for_exec(void)
@@ -128,6 +186,7 @@ int pp_cmd_exec(int argc, char **argv)
         close(o.pid_fd);
     }
     restore_env_for_exec();
+    restore_signals_for_exec();
     pp_exec(o.argv);
     return 127;                        /* as a shell says "not found" */
 }

@@ -67,6 +67,7 @@
 
 #define DEFAULT_RATE 399
 #define DEFAULT_STACK 32768
+#define DEFAULT_GRACE 5.0
 #define MAX_STACK 65528
 
 static void help(FILE *out)
@@ -92,8 +93,12 @@ static void help(FILE *out)
             "  -r, --rate HZ         samples per second per busy thread (default: %d;\n"
             "                        with the default stack size a 60-second recording of\n"
             "                        one busy thread is about 0.8 GB)\n"
-            "  -d, --duration SECS   stop after SECS seconds (the program is then\n"
-            "                        terminated; default: until the program exits or Ctrl-C)\n"
+            "  -d, --duration SECS   stop after SECS seconds: the program gets SIGINT, as\n"
+            "                        on Ctrl-C (default: until the program exits or Ctrl-C)\n"
+            "      --grace SECS      after Ctrl-C or --duration, how long the program has\n"
+            "                        to end by itself (its KeyboardInterrupt handlers run)\n"
+            "                        before it gets SIGTERM, then as long again before its\n"
+            "                        whole process tree gets SIGKILL (default: %g)\n"
             "  -p, --pid PID         attach to a running process whose perfpy engine is\n"
             "                        already active (PERFPY=jit or -X perf_jit); stop with\n"
             "                        Ctrl-C or --duration (default: none; start PROGRAM)\n"
@@ -129,25 +134,27 @@ static void help(FILE *out)
             "                        only this recording's files are removed)\n"
             "\n"
             "exit status:\n"
-            "  the program's own (0 when --duration or Ctrl-C stopped it); 1 if perfpy\n"
-            "  or perf failed; 2 for a usage error\n"
+            "  the program's own, after Ctrl-C too (0 when --duration stopped it); 1 if\n"
+            "  perfpy or perf failed; 2 for a usage error\n"
             "\n"
             "examples:\n"
             "  perfpy record -- python app.py\n"
             "  perfpy record -f html -o app.html -r 999 -- python -m mypackage\n",
-            DEFAULT_RATE, MAX_STACK, DEFAULT_STACK);
+            DEFAULT_RATE, DEFAULT_GRACE, MAX_STACK, DEFAULT_STACK);
 }
 
 /* ---- options ---------------------------------------------------------------- */
 
 int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
 {
-    enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLINE };
+    enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLINE,
+           OPT_GRACE };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'},
         {"format", required_argument, NULL, 'f'},
         {"rate", required_argument, NULL, 'r'},
         {"duration", required_argument, NULL, 'd'},
+        {"grace", required_argument, NULL, OPT_GRACE},
         {"pid", required_argument, NULL, 'p'},
         {"mode", required_argument, NULL, OPT_MODE},
         {"stack-size", required_argument, NULL, OPT_STACK},
@@ -165,6 +172,7 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
     o->rate = DEFAULT_RATE;
     o->mode = "auto";
     o->stack_size = DEFAULT_STACK;
+    o->grace = DEFAULT_GRACE;
     pp_getopt_reset();
     while ((c = getopt_long(argc, argv, "+:o:f:r:d:p:h", opts, NULL)) != -1) {
         switch (c) {
@@ -188,6 +196,13 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
             if (errno || end == optarg || *end || !(o->duration > 0) || o->duration > 1e7)
                 return pp_usage_set(u, "--duration takes a positive number of "
                                       "seconds, not '%s'", optarg);
+            break;
+        case OPT_GRACE:
+            errno = 0;
+            o->grace = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(o->grace >= 0) || o->grace > 3600)
+                return pp_usage_set(u, "--grace takes a number of seconds from 0 to 3600, "
+                                      "not '%s'", optarg);
             break;
         case 'p':
             if (pp_parse_long(optarg, 1, 1L << 30, &o->pid) < 0)
@@ -593,7 +608,7 @@ static int record(plan *p)
 
     if (rc != 0)
         return rc;
-    pp__record_supervise(st, p->o.duration);
+    pp__record_supervise(st, p->o.duration, p->o.grace, p->pid_r);
     close(st->err_fd);
     pp__record_wait_program(st, p->pid_r);
     /* after the program: events perf opened stay on it (inherited) and keep
@@ -704,13 +719,19 @@ static void clean_early(plan *p)
 
 int pp_cmd_record(int argc, char **argv)
 {
-    struct sigaction sa = {.sa_handler = pp__record_on_stop}, old_int, old_term;
+    struct sigaction sa = {.sa_sigaction = pp__record_on_stop, .sa_flags = SA_SIGINFO},
+                     old_int, old_term;
     pp_usage u;
     plan *p = calloc(1, sizeof(*p));
     int rc;
 
     if (!p)
         return pp_fail("out of memory");
+    /* the program gets the signals perfpy got (cmd_exec.c); perfpy itself
+     * survives a closed stdout or stderr (`... 2>&1 | head`): what it
+     * recorded is still made into the profile and cleaned up */
+    pp_exec_signals_capture();
+    signal(SIGPIPE, SIG_IGN);
     p->pid_r = -1;
     p->maxstack = (pp_max_stack){.before = -1, .now = -1};
     rc = pp_parsed("record", pp_record_parse(argc, argv, &p->o, &u), &u, help);
@@ -723,6 +744,8 @@ int pp_cmd_record(int argc, char **argv)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     rc = record(p);
+    if (p->st.stopped)
+        pp__record_end_tree(p->o.grace);    /* nothing of it outlives perfpy */
     pp__record_stop = 0;
     if (rc == 0)
         rc = report(p);      /* a failure keeps the recording */
@@ -732,7 +755,7 @@ int pp_cmd_record(int argc, char **argv)
     sigaction(SIGTERM, &old_term, NULL);
     if (rc == 0) {
         clean(p);
-        rc = p->st.stopped ? PP_EXIT_OK : pp__record_program_status(&p->st);
+        rc = p->st.by_duration ? PP_EXIT_OK : pp__record_program_status(&p->st);
     }
     pp_report_result_free(&p->rr);
 out:

@@ -42,6 +42,7 @@ typedef struct pp_record_opts {
     const pp_format *format;
     long rate;
     double duration;           /* seconds, 0 = none */
+    double grace;              /* seconds the program has to end after SIGINT */
     long pid;                  /* -p, 0 = none */
     const char *mode;          /* "auto", "perf", "jit" */
     long stack_size;

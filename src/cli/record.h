@@ -20,21 +20,30 @@ typedef struct run_state {
     size_t err_len;
     int status;                  /* perf's wait status, then the program's */
     int stopped;                 /* perfpy stopped perf (duration, Ctrl-C) */
+    int by_duration;             /* ...because --duration ran out */
     int perf_died;               /* perf ended before the program */
     pid_t program;               /* its pid, as `perfpy __exec` told; 0 unknown */
     double seconds;
 } run_state;
 
-/* Set by the SIGINT/SIGTERM handler while record runs. */
-extern volatile sig_atomic_t pp__record_stop;
-void pp__record_on_stop(int sig);
+/* Set by the SIGINT/SIGTERM handler while record runs; _sig: which came
+ * first. */
+extern volatile sig_atomic_t pp__record_stop, pp__record_stop_sig;
+void pp__record_on_stop(int sig, siginfo_t *info, void *ctx);
 
 /* Starts perf (argv) with its stderr on a pipe; 0 or a negative errno (an
  * exec that failed: its errno). */
 int pp__record_start_perf(char **argv, run_state *st);
-/* Waits for perf, reading its stderr, stopping it on Ctrl-C or after the
- * duration, drawing the status line on a terminal. */
-void pp__record_supervise(run_state *st, double duration);
+/* Waits for perf, reading its stderr and the program's pid (pid_fd),
+ * drawing the status line on a terminal. On Ctrl-C or when the duration
+ * runs out the program gets SIGINT (unless the terminal sent it already)
+ * and `grace` seconds to end; then perf is stopped, which sends it SIGTERM;
+ * `grace` seconds later the program's whole process tree gets SIGKILL. */
+void pp__record_supervise(run_state *st, double duration, double grace, int pid_fd);
+/* After a stopped recording: what is left of the program's process tree
+ * (orphans perfpy, a child subreaper, inherited) gets SIGTERM, then
+ * SIGKILL after `grace` seconds, and is reaped. */
+void pp__record_end_tree(double grace);
 /* Why perf could not record, in words that say what to do. */
 void pp__record_explain_failure(const run_state *st);
 /* The program's pid comes back from `perfpy __exec` on a pipe; perfpy is a

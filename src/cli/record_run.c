@@ -9,7 +9,9 @@
 #include "record.h"
 #include "report/spawn.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -21,11 +23,14 @@
 #include <unistd.h>
 /* ---- running perf ------------------------------------------------------------- */
 
-volatile sig_atomic_t pp__record_stop;
+volatile sig_atomic_t pp__record_stop, pp__record_stop_sig;
 
-void pp__record_on_stop(int sig)
+void pp__record_on_stop(int sig, siginfo_t *info, void *ctx)
 {
-    (void)sig;
+    (void)info;
+    (void)ctx;
+    if (!pp__record_stop)
+        pp__record_stop_sig = sig;
     pp__record_stop = 1;
 }
 
@@ -63,22 +68,136 @@ static void status_line(double elapsed, int done)
     fflush(stderr);
 }
 
-/* Waits for perf, reading its stderr, stopping it on Ctrl-C or after the
- * duration, drawing the status line on a terminal. */
-void pp__record_supervise(run_state *st, double duration)
+/* The program's pid, once `perfpy __exec` has written it (non-blocking). */
+static void read_pid(run_state *st, int fd)
 {
-    double t0 = now_s(), next_draw = t0 + 1.0;
-    int live = isatty(2), drawn = 0, open_err = 1, sent = 0;
+    char buf[32];
+    ssize_t n;
+
+    if (st->program > 0 || fd < 0)
+        return;
+    n = read(fd, buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    st->program = (pid_t)atoi(buf);
+}
+
+/* The parent of process `pid` (a /proc name), or 0. */
+static int ppid_of(const char *pid)
+{
+    char path[300], line[256];
+    FILE *f;
+    int ppid = 0;
+
+    snprintf(path, sizeof(path), "/proc/%s/status", pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "PPid: %d", &ppid) == 1)
+            break;
+    fclose(f);
+    return ppid;
+}
+
+/* The pids whose parent is this process (orphans it inherited as a child
+ * subreaper among them), up to cap. */
+static size_t my_children(pid_t *out, size_t cap)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    size_t n = 0;
+    pid_t me = getpid();
+
+    while (d && n < cap && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        if (ppid_of(e->d_name) == me)
+            out[n++] = (pid_t)atoi(e->d_name);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Sends sig to the process and to every process below it. */
+static void signal_tree(pid_t top, int sig)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+
+    kill(top, sig);
+    while (d && (e = readdir(d)) != NULL) {
+        int pid;
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        pid = atoi(e->d_name);
+        if (pid != top && ppid_of(e->d_name) == top)
+            signal_tree(pid, sig);
+    }
+    if (d)
+        closedir(d);
+}
+
+void pp__record_end_tree(double grace)
+{
+    pid_t kids[256];
+    size_t n;
+    double t0 = now_s();
+    int sig = SIGTERM;
+
+    while ((n = my_children(kids, 256)) > 0) {
+        for (size_t i = 0; i < n; i++)
+            signal_tree(kids[i], sig);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (sig == SIGTERM && now_s() - t0 >= grace)
+            sig = SIGKILL;
+        else if (sig == SIGKILL && now_s() - t0 >= grace + 5)
+            break;                     /* unkillable (D state): let it be */
+        usleep(20000);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+    }
+}
+
+/* Waits for perf, reading its stderr and the program's pid; on a stop, the
+ * program first (see record.h). */
+void pp__record_supervise(run_state *st, double duration, double grace, int pid_fd)
+{
+    double t0 = now_s(), next_draw = t0 + 1.0, t_stop = 0;
+    int live = isatty(2), drawn = 0, open_err = 1, phase = 0;
 
     for (;;) {
         struct pollfd p = {st->err_fd, POLLIN, 0};
         double now = now_s();
         int r, status;
 
-        if (!sent && (pp__record_stop || (duration > 0 && now - t0 >= duration))) {
-            kill(st->perf, SIGINT);
+        read_pid(st, pid_fd);
+        if (phase == 0 && (pp__record_stop || (duration > 0 && now - t0 >= duration))) {
             st->stopped = 1;
-            sent = 1;
+            st->by_duration = !pp__record_stop;
+            t_stop = now;
+            phase = 1;
+            /* SIGINT comes from the terminal (Ctrl-C) or to the whole
+             * group, which the program is in: it has it already. SIGTERM
+             * (a supervisor stopping perfpy) is passed on; --duration
+             * sends what Ctrl-C would. */
+            if (st->program <= 0)
+                phase = 2;            /* attached, or the pid never came: perf */
+            else if (st->by_duration)
+                kill(st->program, SIGINT);
+            else if (pp__record_stop_sig == SIGTERM)
+                kill(st->program, SIGTERM);
+        }
+        if (phase == 2 || (phase == 1 && now - t_stop >= grace)) {
+            kill(st->perf, SIGINT);   /* perf SIGTERMs the program */
+            t_stop = now;
+            phase = 3;
+        }
+        if (phase == 3 && st->program > 0 && now - t_stop >= grace) {
+            signal_tree(st->program, SIGKILL);
+            phase = 4;
         }
         if (waitpid(st->perf, &status, WNOHANG) == st->perf) {
             st->status = status;
@@ -114,7 +233,7 @@ void pp__record_supervise(run_state *st, double duration)
 int pp__record_start_perf(char **argv, run_state *st)
 {
     pp_spawn_opts o = {.in_fd = PP_FD_INHERIT, .out_fd = PP_FD_INHERIT,
-                       .search_path = 1, .default_signals = 1};
+                       .search_path = 1, .default_signals = 1, .new_group = 1};
     int pipefd[2], rc;
 
     if (pipe2(pipefd, O_CLOEXEC) != 0)
@@ -171,15 +290,10 @@ int pp__record_watch_program(int *r, int *w)
 
 void pp__record_wait_program(run_state *st, int pid_fd)
 {
-    char buf[32];
-    ssize_t n = pid_fd >= 0 ? read(pid_fd, buf, sizeof(buf) - 1) : -1;
     int status;
     pid_t r;
 
-    if (n <= 0)
-        return;
-    buf[n] = '\0';
-    st->program = (pid_t)atoi(buf);
+    read_pid(st, pid_fd);
     if (st->program <= 0 || st->stopped)
         return;
     r = waitpid(st->program, &status, WNOHANG);

@@ -35,6 +35,8 @@ static void child(char *const argv[], const pp_spawn_opts *o, int report_fd)
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
     }
+    if (o->new_group)
+        setpgid(0, 0);
     put_fd(o->in_fd, 0);
     put_fd(o->out_fd, 1);
     put_fd(o->err_fd, 2);
@@ -66,6 +68,8 @@ int pp_spawn(char *const argv[], const pp_spawn_opts *o, pid_t *pid)
     }
     if (*pid == 0)
         child(argv, o, p[1]);
+    if (o->new_group)
+        setpgid(*pid, *pid);      /* both sides: no window where it is not */
     close(p[1]);
     while ((n = read(p[0], &err, sizeof(err))) < 0 && errno == EINTR)
         ;

@@ -28,6 +28,8 @@ typedef struct pp_spawn_opts {
     int search_path;             /* argv[0] without '/' is looked up on PATH */
     int ignore_sigpipe;          /* SIGPIPE ignored (kept across exec) */
     int default_signals;         /* SIGINT and SIGTERM back to their default */
+    int new_group;               /* a process group of its own: the terminal's
+                                    Ctrl-C does not reach it */
     const char *const *unset;    /* variables removed from the child's
                                     environment, NULL-terminated; NULL: none */
 } pp_spawn_opts;
