@@ -19,17 +19,18 @@ BUILD ?= build
 CC ?= gcc
 PREFIX ?= /usr/local
 DESTDIR ?=
+include mk/arch.mk
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 SAN_FLAGS ?=
-BASE_CFLAGS := -std=gnu11 -g -O2 -fPIC -fno-omit-frame-pointer -fcf-protection \
+BASE_CFLAGS := -std=gnu11 -g -O2 -fPIC -fno-omit-frame-pointer $(ARCH_CFLAGS) \
                -D_GNU_SOURCE -Iinclude $(WARN) $(SAN_FLAGS)
 CFLAGS ?=
 ALL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
 LDFLAGS ?=
 LDLIBS := -lpthread -lz -lm
 
-ENGINE_SRCS := $(wildcard src/engine/*.c) $(wildcard src/engine/*.S)
+ENGINE_SRCS := $(wildcard src/engine/*.c) $(PP_TEMPLATE)
 ENGINE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(ENGINE_SRCS))
 CLI_SRCS := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 CLI_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(CLI_SRCS))
