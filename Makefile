@@ -188,6 +188,8 @@ install: all
 uninstall:
 	@scripts/install --uninstall "$(DESTDIR)" "$(PREFIX)" "$(PYTHON)" "$(BUILD)"
 
+include mk/aarch64.mk
+
 clean:
 	rm -rf build build-asan build-ubsan build-fuzz build-clang
 

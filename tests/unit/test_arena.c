@@ -204,3 +204,55 @@ TEST(wide_slots_for_jitdump_keep_trap_bytes_after_the_code)
         ASSERT_EQ_UINT(p[i], PP_TRAP_BYTE);
     pp_arena_release(&a);
 }
+
+#if defined(__aarch64__) && PP_TEMPLATE_BTI
+#include <signal.h>
+#include <sys/auxv.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef HWCAP2_BTI
+#define HWCAP2_BTI (1 << 17)
+#endif
+
+static void *bti_entry;
+
+static void on_sigill(int sig, siginfo_t *si, void *uc)
+{
+    _exit(si->si_addr == bti_entry ? 42 : 43);
+}
+
+/* The arena's pages are PROT_BTI: a call that lands past the trampoline's
+ * bti c (here on its stp) traps at that very instruction, as it would in
+ * the program's own guarded code; a call to the start works (above). */
+TEST(aarch64_a_call_past_the_landing_pad_traps)
+{
+    pp_arena a;
+    pp_trampoline_fn fn;
+    pid_t pid;
+    int status;
+
+    if (!(getauxval(AT_HWCAP2) & HWCAP2_BTI)) {
+        printf("      (this CPU has no BTI: nothing to check)\n");
+        return;
+    }
+    ASSERT_OK(pp_arena_init(&a, SLOT));
+    ASSERT_OK(pp_arena_take(&a, &fn));
+    bti_entry = (uint8_t *)(uintptr_t)fn + pp_template_layout.push_at;
+    pid = fork();
+    if (pid == 0) {
+        struct sigaction sa;
+        pp_trampoline_fn past = (pp_trampoline_fn)(uintptr_t)bti_entry;
+
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_sigaction = on_sigill;
+        sa.sa_flags = SA_SIGINFO;
+        sigaction(SIGILL, &sa, NULL);
+        past(0, 0, 0, (void *)(uintptr_t)target);
+        _exit(0);
+    }
+    ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ_INT(WEXITSTATUS(status), 42);   /* 0: no trap; 43: elsewhere */
+}
+#endif
