@@ -59,9 +59,11 @@ def main():
     root = os.path.join(a64, "root")
 
     setup = subprocess.run(["scripts/aarch64-setup", root], capture_output=True, text=True)
-    sys.stdout.write(setup.stdout)
+    if setup.returncode != 3:
+        sys.stdout.write(setup.stdout)
     if setup.returncode == 3:
-        skip(setup.stdout.strip().splitlines()[-1] if setup.stdout.strip() else "setup")
+        reason = setup.stdout.strip().splitlines()[-1] if setup.stdout.strip() else "?"
+        skip(reason.replace("aarch64: ", "", 1))
     if setup.returncode != 0:
         result("set-up (scripts/aarch64-setup)", False, setup.stdout + setup.stderr)
         return
