@@ -21,17 +21,18 @@ BUILD ?= build
 CC ?= gcc
 PREFIX ?= /usr/local
 DESTDIR ?=
+include mk/arch.mk
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 SAN_FLAGS ?=
-BASE_CFLAGS := -std=gnu11 -g -O2 -fPIC -fno-omit-frame-pointer -fcf-protection \
+BASE_CFLAGS := -std=gnu11 -g -O2 -fPIC -fno-omit-frame-pointer $(ARCH_CFLAGS) \
                -D_GNU_SOURCE -Iinclude $(WARN) $(SAN_FLAGS)
 CFLAGS ?=
 ALL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
 LDFLAGS ?=
 LDLIBS := -lpthread -lz -lm
 
-ENGINE_SRCS := $(wildcard src/engine/*.c) $(wildcard src/engine/*.S)
+ENGINE_SRCS := $(wildcard src/engine/*.c) $(PP_TEMPLATE)
 ENGINE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(ENGINE_SRCS))
 # Three layers, each its own library; dependencies point one way:
 # cli (commands) -> report (perf.data -> profile) -> output (profile -> bytes)
@@ -200,6 +201,8 @@ uninstall:
 # ---- wheel and sdist (pip install; docs/packaging.md) ----------------------
 wheel:
 	@PYTHONS="$(PYTHONS)" scripts/wheel $(BUILD)
+
+include mk/aarch64.mk
 
 clean:
 	rm -rf build build-asan build-ubsan build-fuzz build-clang dist

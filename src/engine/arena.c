@@ -14,9 +14,17 @@
  *   ^ slot 0            ^ slot 1            ^ slot 2
  *   |<-- slot_size --->|
  *
- * The trap bytes (int3) after each copy are never executed; the jitdump
- * backend asks for wide slots so that perf's view of a trampoline (code plus
- * its unwinding data) never overlaps the next one.
+ * The trap bytes (PP_TRAP_BYTE: int3, or udf #0 on aarch64) after each
+ * copy are never executed; the jitdump backend asks for wide slots so that
+ * perf's view of a trampoline (code plus its unwinding data) never overlaps
+ * the next one.
+ *
+ * Once filled, a chunk's instruction cache is made coherent with what was
+ * written (__builtin___clear_cache: nothing on x86-64, DC CVAU + IC IVAU on
+ * aarch64) before any slot of it is handed out. On aarch64 with branch
+ * protection the template starts with bti c and the chunk is mapped
+ * PROT_BTI where the kernel offers it, so an indirect branch into the
+ * middle of a trampoline traps as it would in the program's own code.
  */
 #include "perfpy/engine.h"
 #include "arch.h"
@@ -28,6 +36,13 @@
 #include <unistd.h>
 
 #define PP_MIN_CHUNK (64u * 1024u)
+
+/* PROT_BTI: <sys/mman.h> on aarch64 (0x10), absent elsewhere. */
+#if PP_TEMPLATE_BTI && defined(PROT_BTI)
+#define PP_PROT_GUARD PROT_BTI
+#else
+#define PP_PROT_GUARD 0
+#endif
 
 struct pp_arena_chunk {
     pp_arena_chunk *older;
@@ -85,7 +100,9 @@ static int grow(pp_arena *a)
         return err;
     }
     fill(base, a->chunk_size, a->slot_size);
-    if (mprotect(base, a->chunk_size, PROT_READ | PROT_EXEC) != 0) {
+    if (mprotect(base, a->chunk_size, PROT_READ | PROT_EXEC | PP_PROT_GUARD) != 0 &&
+        (PP_PROT_GUARD == 0 || errno != EINVAL ||   /* a kernel without BTI */
+         mprotect(base, a->chunk_size, PROT_READ | PROT_EXEC) != 0)) {
         int err = -errno;
         munmap(base, a->chunk_size);
         free(c);

@@ -98,6 +98,91 @@
  * The FDE's pc_begin (offset 0x20) is a relocation in tramp.o
  * (R_X86_64_PC32 .text+0); here it is resolved for inject's layout:
  * code start - field address = -(A + 0x20), e.g. c8 ff ff ff for A = 24.
+ *
+ * aarch64 (arch.h's second row; trampoline_aarch64.S as the Makefile builds
+ * it, with -mbranch-protection=standard). The return address arrives in
+ * x30, so the CIE says only CFA = sp + 0; the stp saves x29 and x30 at
+ * CFA-16 and CFA-8; paciasp/autiasp flip the return address's signed state
+ * (DW_CFA_AARCH64_negate_ra_state, 0x2d), which unwinders need to strip
+ * the signature before using the saved x30:
+ *
+ *   offset  instruction                CFA     x29     x30
+ *    0      bti c                      sp+0    same    same
+ *    4      paciasp                    sp+0    same    same (signed from 8)
+ *    8      stp x29, x30, [sp,#-16]!   sp+0    same    same
+ *   12      mov x29, sp                sp+16   cfa-16  cfa-8
+ *   16      blr x3                     x29+16  cfa-16  cfa-8
+ *   20      ldp x29, x30, [sp], #16    x29+16  cfa-16  cfa-8
+ *   24      autiasp                    sp+0    same    same (still signed)
+ *   28      ret                        sp+0    same    same (unsigned)
+ *   32..39  salt (udf #0 in the live slot; never executed)
+ *
+ * Recipe (GNU as 2.40, Debian's binutils-aarch64-linux-gnu; without branch
+ * protection drop bti c, paciasp, autiasp and both negate_ra_state lines,
+ * and the bytes are tests/unit/test_ehframe.c's expected_a64_bare_eh_frame):
+ *
+ *   $ cat tramp.s
+ *           .text
+ *           .globl  tramp
+ *           .type   tramp, %function
+ *   tramp:
+ *           .cfi_startproc
+ *           bti     c
+ *           paciasp
+ *           .cfi_negate_ra_state
+ *           stp     x29, x30, [sp, #-16]!
+ *           .cfi_def_cfa_offset 16
+ *           .cfi_offset 29, -16
+ *           .cfi_offset 30, -8
+ *           mov     x29, sp
+ *           .cfi_def_cfa_register 29
+ *           blr     x3
+ *           ldp     x29, x30, [sp], #16
+ *           .cfi_def_cfa sp, 0
+ *           .cfi_restore 29
+ *           .cfi_restore 30
+ *           autiasp
+ *           .cfi_negate_ra_state
+ *           ret
+ *           .fill   8, 1, 0
+ *           .cfi_endproc
+ *   $ aarch64-linux-gnu-gcc -march=armv8.5-a -c tramp.s -o tramp.o
+ *   $ aarch64-linux-gnu-readelf --debug-dump=frames tramp.o
+ *   00000000 0000000000000010 00000000 CIE
+ *     Version:               1
+ *     Augmentation:          "zR"
+ *     Code alignment factor: 4
+ *     Data alignment factor: -8
+ *     Return address column: 30
+ *     Augmentation data:     1b
+ *     DW_CFA_def_cfa: r31 (sp) ofs 0
+ *   00000014 0000000000000028 00000018 FDE cie=00000000 pc=0..28
+ *     DW_CFA_advance_loc: 8 to 0000000000000008
+ *     DW_CFA_AARCH64_negate_ra_state
+ *     DW_CFA_advance_loc: 4 to 000000000000000c
+ *     DW_CFA_def_cfa_offset: 16
+ *     DW_CFA_offset: r29 (x29) at cfa-16
+ *     DW_CFA_offset: r30 (x30) at cfa-8
+ *     DW_CFA_advance_loc: 4 to 0000000000000010
+ *     DW_CFA_def_cfa_register: r29 (x29)
+ *     DW_CFA_advance_loc: 8 to 0000000000000018
+ *     DW_CFA_def_cfa: r31 (sp) ofs 0
+ *     DW_CFA_restore: r29 (x29)
+ *     DW_CFA_restore: r30 (x30)
+ *     DW_CFA_advance_loc: 4 to 000000000000001c
+ *     DW_CFA_AARCH64_negate_ra_state
+ *     DW_CFA_nop (7 times)
+ *   $ aarch64-linux-gnu-objcopy -O binary -j .eh_frame tramp.o eh.bin
+ *   $ xxd eh.bin
+ *   00000000: 1000 0000 0000 0000 017a 5200 0478 1e01  .........zR..x..
+ *   00000010: 1b0c 1f00 2800 0000 1800 0000 0000 0000  ....(...........
+ *   00000020: 2800 0000 0042 2d41 0e10 9d02 9e01 410d  (....B-A......A.
+ *   00000030: 1d42 0c1f 00dd de41 2d00 0000 0000 0000  .B.....A-.......
+ *
+ * Note the padding: GNU as pads the CIE to 4 bytes (20 here, 24 on x86-64
+ * where 22 needed 2 nops) and an FDE up to the next 8-byte offset of the
+ * section; pad_entry does the same. pc_begin (offset 0x1c) is
+ * R_AARCH64_PREL32 .text+0 in tramp.o, resolved as above: -(A + 0x1c).
  */
 #include "ehframe.h"
 
@@ -116,6 +201,7 @@ enum {
     CFA_def_cfa = 0x0c,
     CFA_def_cfa_register = 0x0d,
     CFA_def_cfa_offset = 0x0e,
+    CFA_AARCH64_negate_ra_state = 0x2d,   /* the return address is (un)signed */
     CFA_advance_loc = 0x40,   /* | delta (< 64) */
     CFA_offset = 0x80,        /* | register (< 64), uleb128 factored offset */
     CFA_restore = 0xc0,       /* | register (< 64) */
@@ -177,8 +263,12 @@ static void sleb(struct sink *s, int64_t v)
     }
 }
 
-static void advance(struct sink *s, uint32_t delta)
+/* "the next row starts delta bytes further", in code-alignment units */
+static void advance(struct sink *s, const struct pp_arch *arch, uint32_t delta)
 {
+    delta /= arch->code_align;
+    if (delta == 0)
+        return;
     if (delta < 64) {
         put8(s, CFA_advance_loc | (uint8_t)delta);
     } else if (delta <= 0xff) {
@@ -198,9 +288,10 @@ static void advance(struct sink *s, uint32_t delta)
 }
 
 /* "register reg is saved at CFA - bytes" */
-static void saved_at(struct sink *s, unsigned reg, int bytes)
+static void saved_at(struct sink *s, const struct pp_arch *arch, unsigned reg,
+                     int bytes)
 {
-    uint64_t factored = (uint64_t)(bytes / -PP_DATA_ALIGN_FACTOR);
+    uint64_t factored = (uint64_t)(bytes / -arch->data_align);
 
     if (reg < 64) {
         put8(s, CFA_offset | (uint8_t)reg);
@@ -221,23 +312,31 @@ static void restored(struct sink *s, unsigned reg)
     }
 }
 
-/* CIEs and FDEs are padded with DW_CFA_nop to the address size, as GNU as
- * does on 64-bit targets. */
-static void pad_entry(struct sink *s, size_t start)
+/* Entries are padded with DW_CFA_nop as GNU as pads them: a CIE to 4
+ * bytes, an FDE up to the next 8-byte offset in the section (the sink
+ * starts at the .eh_frame's start). */
+static void pad_entry(struct sink *s, size_t start, size_t align)
 {
-    while ((s->n - start) % PP_WORD != 0)
+    while (s->n % align != 0)
         put8(s, CFA_nop);
     patch32(s, start, (uint32_t)(s->n - start - 4));
 }
 
-static int layout_ok(const struct pp_template_layout *l)
+static int layout_ok(const struct pp_arch *arch,
+                     const struct pp_template_layout *l)
 {
+    uint32_t last = l->after_auth ? l->after_auth : l->after_pop;
+    uint32_t all = l->push_at | l->after_push | l->after_mov | l->after_pop |
+                   l->size | l->after_sign | l->after_auth;
+
     return l->push_at < l->after_push && l->after_push < l->after_mov &&
            l->after_mov <= l->after_call && l->after_call <= l->after_pop &&
-           l->after_pop <= l->size;
+           l->after_sign <= l->push_at && last >= l->after_pop &&
+           last <= l->size && (l->after_sign == 0) == (l->after_auth == 0) &&
+           all % arch->code_align == 0;
 }
 
-static void emit_cie(struct sink *s)
+static void emit_cie(struct sink *s, const struct pp_arch *arch)
 {
     size_t start = s->n;
 
@@ -247,43 +346,60 @@ static void emit_cie(struct sink *s)
     put8(s, 'z');                   /* augmentation "zR": the FDE pointer */
     put8(s, 'R');                   /*   encoding is in the augmentation */
     put8(s, 0);
-    uleb(s, PP_CODE_ALIGN_FACTOR);
-    sleb(s, PP_DATA_ALIGN_FACTOR);
-    uleb(s, PP_DWARF_RA);
+    uleb(s, arch->code_align);
+    sleb(s, arch->data_align);
+    uleb(s, arch->dwarf_ra);
     uleb(s, 1);                     /* augmentation data: 1 byte */
     put8(s, EH_PTR_ENC);            /* FDE addresses: pcrel sdata4 */
-    /* At a call's target: CFA = sp + one word, return address at CFA-8. */
+    /* At a call's target: CFA = sp + what the call pushed; the return
+     * address at CFA-8 (x86-64) or still in the link register (aarch64). */
     put8(s, CFA_def_cfa);
-    uleb(s, PP_DWARF_SP);
-    uleb(s, PP_WORD);
-    saved_at(s, PP_DWARF_RA, PP_WORD);
-    pad_entry(s, start);
+    uleb(s, arch->dwarf_sp);
+    uleb(s, arch->cfa_at_entry);
+    if (!arch->link_register)
+        saved_at(s, arch, arch->dwarf_ra, PP_WORD);
+    pad_entry(s, start, 4);
 }
 
 /* A = offset of .eh_frame from the code start in inject's ELF. */
-static void emit_fde(struct sink *s, const struct pp_template_layout *l,
+static void emit_fde(struct sink *s, const struct pp_arch *arch,
+                     const struct pp_template_layout *l,
                      uint32_t code_size, int64_t a)
 {
     size_t start = s->n;
+    uint32_t at = 0;
 
     put32(s, 0);                                /* length */
     put32(s, (uint32_t)(s->n));                 /* back to the CIE at 0 */
     put32(s, (uint32_t)(int32_t)(0 - (a + (int64_t)s->n)));  /* pc_begin */
     put32(s, code_size);                        /* pc_range */
     uleb(s, 0);                                 /* no augmentation data */
-    advance(s, l->after_push);                  /* push %rbp done */
+    if (l->after_sign) {                        /* paciasp done */
+        advance(s, arch, l->after_sign);
+        put8(s, CFA_AARCH64_negate_ra_state);
+        at = l->after_sign;
+    }
+    advance(s, arch, l->after_push - at);       /* push done */
     put8(s, CFA_def_cfa_offset);
     uleb(s, 2 * PP_WORD);
-    saved_at(s, PP_DWARF_FP, 2 * PP_WORD);
-    advance(s, l->after_mov - l->after_push);   /* mov %rsp,%rbp done */
+    saved_at(s, arch, arch->dwarf_fp, 2 * PP_WORD);
+    if (arch->link_register)
+        saved_at(s, arch, arch->dwarf_ra, PP_WORD);
+    advance(s, arch, l->after_mov - l->after_push);   /* fp = sp done */
     put8(s, CFA_def_cfa_register);
-    uleb(s, PP_DWARF_FP);
-    advance(s, l->after_pop - l->after_mov);    /* pop %rbp done */
+    uleb(s, arch->dwarf_fp);
+    advance(s, arch, l->after_pop - l->after_mov);    /* pop done */
     put8(s, CFA_def_cfa);
-    uleb(s, PP_DWARF_SP);
-    uleb(s, PP_WORD);
-    restored(s, PP_DWARF_FP);
-    pad_entry(s, start);
+    uleb(s, arch->dwarf_sp);
+    uleb(s, arch->cfa_at_entry);
+    restored(s, arch->dwarf_fp);
+    if (arch->link_register)
+        restored(s, arch->dwarf_ra);
+    if (l->after_auth) {                        /* autiasp done */
+        advance(s, arch, l->after_auth - l->after_pop);
+        put8(s, CFA_AARCH64_negate_ra_state);
+    }
+    pad_entry(s, start, PP_WORD);
 }
 
 static uint64_t align8(uint64_t n)
@@ -291,15 +407,16 @@ static uint64_t align8(uint64_t n)
     return (n + 7) & ~(uint64_t)7;
 }
 
-static void emit_all(struct sink *s, const struct pp_template_layout *l,
+static void emit_all(struct sink *s, const struct pp_arch *arch,
+                     const struct pp_template_layout *l,
                      uint32_t code_size, size_t *table_size)
 {
     int64_t a = (int64_t)align8(code_size);
     int64_t h, fde;
 
-    emit_cie(s);
+    emit_cie(s, arch);
     fde = (int64_t)s->n;
-    emit_fde(s, l, code_size, a);
+    emit_fde(s, arch, l, code_size, a);
     *table_size = s->n;
     h = a + (int64_t)s->n;          /* the hdr, from the code start */
     put8(s, 1);                     /* version */
@@ -312,38 +429,44 @@ static void emit_all(struct sink *s, const struct pp_template_layout *l,
     put32(s, (uint32_t)(int32_t)(a + fde - h));   /* -> the FDE */
 }
 
-size_t pp__ehframe_table_size(const struct pp_template_layout *l)
+const struct pp_arch pp__arch_x86_64 = PP_ARCH_X86_64;
+const struct pp_arch pp__arch_aarch64 = PP_ARCH_AARCH64;
+const struct pp_arch pp__arch = PP_ARCH_ROW;
+
+size_t pp__ehframe_table_size(const struct pp_arch *arch,
+                              const struct pp_template_layout *l)
 {
     struct sink s = {NULL, 0, 0};
     size_t table;
 
-    if (!layout_ok(l))
+    if (!layout_ok(arch, l))
         return 0;
-    emit_all(&s, l, l->size, &table);
+    emit_all(&s, arch, l, l->size, &table);
     return table;
 }
 
-size_t pp__ehframe_size(const struct pp_template_layout *l)
+size_t pp__ehframe_size(const struct pp_arch *arch,
+                        const struct pp_template_layout *l)
 {
     struct sink s = {NULL, 0, 0};
     size_t table;
 
-    if (!layout_ok(l))
+    if (!layout_ok(arch, l))
         return 0;
-    emit_all(&s, l, l->size, &table);
+    emit_all(&s, arch, l, l->size, &table);
     return s.n;
 }
 
-ssize_t pp__ehframe_build(uint8_t *out, size_t cap,
-                          const struct pp_template_layout *l,
+ssize_t pp__ehframe_build(const struct pp_arch *arch, uint8_t *out,
+                          size_t cap, const struct pp_template_layout *l,
                           uint64_t code_size)
 {
     struct sink s = {out, cap, 0};
     size_t table;
 
-    if (!layout_ok(l) || code_size < l->size || code_size > INT32_MAX / 2)
+    if (!layout_ok(arch, l) || code_size < l->size || code_size > INT32_MAX / 2)
         return -EINVAL;
-    emit_all(&s, l, (uint32_t)code_size, &table);
+    emit_all(&s, arch, l, (uint32_t)code_size, &table);
     if (s.n > cap)
         return -ENOSPC;
     return (ssize_t)s.n;

@@ -22,19 +22,26 @@
 #define PP_DW_EH_PE_pcrel   0x10u
 #define PP_DW_EH_PE_datarel 0x30u
 
+/* Every function here takes the row of arch.h it describes: pp__arch for
+ * this build's template, pp__arch_x86_64 or pp__arch_aarch64 to check
+ * another architecture's bytes (the unit tests check both on any host). */
+
 /* Bytes of .eh_frame (CIE + FDE) for this layout, and the total with the
  * .eh_frame_hdr after it. Neither depends on the code's size. 0 if the
- * layout is inconsistent (offsets out of order). */
-size_t pp__ehframe_table_size(const struct pp_template_layout *l);
-size_t pp__ehframe_size(const struct pp_template_layout *l);
+ * layout is inconsistent (offsets out of order, or not whole instructions
+ * for the architecture's code alignment). */
+size_t pp__ehframe_table_size(const struct pp_arch *arch,
+                              const struct pp_template_layout *l);
+size_t pp__ehframe_size(const struct pp_arch *arch,
+                        const struct pp_template_layout *l);
 
 /* Writes .eh_frame + .eh_frame_hdr describing a trampoline with layout l,
  * for code of code_size bytes (what the code-load record reports; the FDE
  * covers all of it). Returns the bytes written (pp__ehframe_size(l)),
  * -ENOSPC if cap is too small, -EINVAL for a bad layout or a code size the
  * 32-bit offsets cannot express. */
-ssize_t pp__ehframe_build(uint8_t *out, size_t cap,
-                          const struct pp_template_layout *l,
+ssize_t pp__ehframe_build(const struct pp_arch *arch, uint8_t *out,
+                          size_t cap, const struct pp_template_layout *l,
                           uint64_t code_size);
 
 /* Checks an .eh_frame_hdr found in a jitdump against the code it belongs

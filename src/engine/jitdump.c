@@ -36,13 +36,18 @@
  * The salt: perf inject names each ELF by a build-id derived from the
  * code bytes, and merges ELFs whose build-ids match, so every trampoline
  * would carry one name. The 8 bytes after the template are, in the dump
- * only, a value made of the pid and code_index; the live slot has int3
- * there and never runs them. The arena slot is wide enough for perf's
- * view of the trampoline, [code, code + align8(code_size) + mapped_size):
+ * only, a value made of the pid and code_index; the live slot has trap
+ * bytes there (int3, udf #0 on aarch64) and never runs them. The arena
+ * slot is wide enough for perf's view of the trampoline,
+ * [code, code + align8(code_size) + mapped_size):
  *
  *   slot (112 bytes on x86-64 with endbr64)
  *   +0   template (12)   +12 salt/int3 (8)   +24 eh_frame + hdr (76, +4)
  *   +104 int3 ... +112 next slot
+ *
+ *   slot (128 bytes on aarch64 with bti c and paciasp/autiasp)
+ *   +0   template (32)   +32 salt/udf (8)    +40 eh_frame + hdr (84, +4)
+ *   +128 next slot
  *
  * The dump is mapped PROT_READ|PROT_EXEC (one page, kept mapped): the
  * mmap event is how perf finds the file. A forked child starts its own
@@ -103,7 +108,7 @@ static uint64_t mapped_size(size_t unwind_size)
 static size_t jit_slot_size(size_t code_size)
 {
     size_t span = (size_t)align8(code_size + SALT_SIZE) +
-                  (size_t)mapped_size(pp__ehframe_size(&pp_template_layout));
+                  (size_t)mapped_size(pp__ehframe_size(&pp__arch, &pp_template_layout));
 
     return (span + 15) & ~(size_t)15;
 }
@@ -286,7 +291,7 @@ static int start_file(jitdump *j)
     h.magic = JITHEADER_MAGIC;
     h.version = JITHEADER_VERSION;
     h.total_size = sizeof(h);
-    h.elf_mach = PP_ELF_MACHINE;
+    h.elf_mach = pp__arch.elf_machine;
     h.pid = (uint32_t)j->pid;
     h.timestamp = pp_monotonic_ns();
     h.flags = 0;
@@ -326,7 +331,7 @@ static int jit_open(pp_backend **out, const char *dir)
         goto fail;
     }
     j->salted_size = pp_template_size() + SALT_SIZE;
-    n = pp__ehframe_build(j->unwind, sizeof(j->unwind), &pp_template_layout,
+    n = pp__ehframe_build(&pp__arch, j->unwind, sizeof(j->unwind), &pp_template_layout,
                           j->salted_size);
     if (n < 0) {
         rc = (int)n;

@@ -55,6 +55,8 @@ pp_template_layout:
         .long   4b - pp_template_start     /* after_call (the return address) */
         .long   5b - pp_template_start     /* after_pop */
         .long   pp_template_end - pp_template_start   /* size */
-        .size   pp_template_layout, 24
+        .long   0                          /* after_sign: no return-address */
+        .long   0                          /* after_auth:   signing on x86-64 */
+        .size   pp_template_layout, 32
 
         .section .note.GNU-stack,"",@progbits

@@ -93,7 +93,11 @@ TEST(jitdump_header_is_exact)
     ASSERT_EQ_UINT(h.magic, 0x4A695444u);
     ASSERT_EQ_UINT(h.version, 1);
     ASSERT_EQ_UINT(h.total_size, 40);
+#if defined(__x86_64__)
     ASSERT_EQ_UINT(h.elf_mach, 62);   /* EM_X86_64 */
+#else
+    ASSERT_EQ_UINT(h.elf_mach, 183);  /* EM_AARCH64 */
+#endif
     ASSERT_EQ_UINT(h.pad1, 0);
     ASSERT_EQ_UINT(h.pid, (uint32_t)getpid());
     ASSERT_TRUE(h.timestamp >= before && h.timestamp <= after);
@@ -145,6 +149,9 @@ TEST(jitdump_entries_read_back_in_order)
     struct dump d;
     size_t code = pp_template_size();
     uint8_t unwind[128];
+    /* 76 bytes on x86-64 (ehframe.c's recipe); 84 on aarch64 with PAC */
+    size_t eh = pp__ehframe_size(&pp__arch, &pp_template_layout);
+    size_t mapped = (eh + 7) & ~(size_t)7;
 
     add(e, &s[0], "<module>", "/src/app.py", 1);
     add(e, &s[1], "Shape.area", "/src/shapes.py", 42);
@@ -152,8 +159,11 @@ TEST(jitdump_entries_read_back_in_order)
     ASSERT_OK(pp_engine_close(e));
     load_dump(&d, getpid());
     ASSERT_EQ_INT(d.n, 9);
-    ASSERT_EQ_INT(pp__ehframe_build(unwind, sizeof(unwind), &pp_template_layout,
-                                    code + 8), 76);
+#if defined(__x86_64__)
+    ASSERT_EQ_UINT(eh, 76);
+#endif
+    ASSERT_EQ_INT(pp__ehframe_build(&pp__arch, unwind, sizeof(unwind),
+                                    &pp_template_layout, code + 8), (ssize_t)eh);
     for (int i = 0; i < 3; i++) {
         const pp_jd_record *u = &d.rec[3 * i], *g = &d.rec[3 * i + 1];
         const pp_jd_record *l = &d.rec[3 * i + 2];
@@ -166,11 +176,11 @@ TEST(jitdump_entries_read_back_in_order)
         ASSERT_EQ_UINT(g->id, JIT_CODE_DEBUG_INFO);
         ASSERT_EQ_UINT(l->id, JIT_CODE_LOAD);
         /* unwinding: the builder's bytes, hdr 20, mapped 80, 8-padded */
-        ASSERT_EQ_UINT(u->u.unwinding.unwinding_size, 76);
+        ASSERT_EQ_UINT(u->u.unwinding.unwinding_size, eh);
         ASSERT_EQ_UINT(u->u.unwinding.eh_frame_hdr_size, 20);
-        ASSERT_EQ_UINT(u->u.unwinding.mapped_size, 80);
-        ASSERT_EQ_UINT(u->total_size, 120);
-        ASSERT_EQ_MEM(u->u.unwinding.data, unwind, 76);
+        ASSERT_EQ_UINT(u->u.unwinding.mapped_size, mapped);
+        ASSERT_EQ_UINT(u->total_size, 40 + mapped);
+        ASSERT_EQ_MEM(u->u.unwinding.data, unwind, eh);
         /* debug: two entries, start and end, same line and file */
         ASSERT_EQ_UINT(g->u.debug.code_addr, at);
         ASSERT_EQ_UINT(g->u.debug.nr_entry, 2);
@@ -224,10 +234,10 @@ TEST(jitdump_salt_makes_every_code_load_distinct)
             const pp_jd_record *b = &d.rec[3 * k + 2];
             ASSERT_TRUE(memcmp(a->u.load.code, b->u.load.code, code + 8) != 0);
         }
-        /* The live slot keeps int3 where the dump has the salt. */
+        /* The live slot keeps traps (int3) where the dump has the salt. */
         live = s[i].code;
         for (size_t k = code; k < code + 8; k++)
-            ASSERT_EQ_UINT(live[k], 0xcc);
+            ASSERT_EQ_UINT(live[k], PP_TRAP_BYTE);
     }
     pp_jd_close(&d.r);
     free(d.data);
@@ -238,13 +248,18 @@ TEST(jitdump_slots_leave_room_for_perfs_view)
     pp_engine *e = open_engine();
     size_t code = pp_template_size();
     size_t slot = pp_jitdump_ops.slot_size(code);
-    size_t view = ((code + 8 + 7) & ~(size_t)7) + 80;
+    size_t eh = pp__ehframe_size(&pp__arch, &pp_template_layout);
+    size_t view = ((code + 8 + 7) & ~(size_t)7) + ((eh + 7) & ~(size_t)7);
     pp_symbol a, b;
 
     ASSERT_GE_INT(slot, view);
     ASSERT_LE_INT(slot, 256);
     ASSERT_EQ_UINT(slot % 16, 0);
+#if defined(__x86_64__)
     ASSERT_EQ_UINT(slot, code == 12 ? 112 : 96);
+#else
+    ASSERT_EQ_UINT(slot, code == 32 ? 128 : (view + 15) & ~(size_t)15);
+#endif
     add(e, &a, "a", "/x.py", 1);
     add(e, &b, "b", "/x.py", 2);
     ASSERT_EQ_UINT((uintptr_t)b.code - (uintptr_t)a.code, slot);

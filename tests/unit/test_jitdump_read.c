@@ -82,10 +82,11 @@ static void prefix(struct dump *b, uint32_t id, uint32_t size)
 
 static size_t unwinding(struct dump *b, uint64_t code_size)
 {
-    static const struct pp_template_layout l = {4, 5, 8, 10, 11, 12};
+    static const struct pp_template_layout l = {4, 5, 8, 10, 11, 12, 0, 0};
     uint8_t data[128] = {0};
     size_t at = b->n;
-    ssize_t n = pp__ehframe_build(data, sizeof(data), &l, code_size);
+    ssize_t n = pp__ehframe_build(&pp__arch_x86_64, data, sizeof(data), &l,
+                                  code_size);
 
     ASSERT_EQ_INT(n, 76);
     prefix(b, JIT_CODE_UNWINDING_INFO, 40 + 80);
