@@ -294,6 +294,104 @@ class Stopping(RecordTest):
         self.assertIn("wrote " + out, stderr)
         self.assert_nothing_left()
 
+    def start(self, args, program):
+        """perfpy record in a session of its own (its process group is the
+        one a terminal's Ctrl-C reaches)."""
+        return subprocess.Popen([PERFPY, "record"] + args + ["--"] + program,
+                                env=dict(os.environ, TMPDIR=self.rectmp, PERFPY=""),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                universal_newlines=True, start_new_session=True)
+
+    def wait_for_pid(self, proc):
+        line = proc.stdout.readline()
+        self.assertTrue(line.startswith("pid "), line)
+        self.own(int(line.split()[1]))
+        return int(line.split()[1])
+
+    @needs_perf
+    def test_ctrl_c_runs_the_programs_handler_and_passes_its_status_on(self):
+        """Ctrl-C reaches the program first; its KeyboardInterrupt handler
+        runs to its end (file written, exit 3, as without perfpy) and the
+        profile is written. Negative twin: with --grace 0 perf stops at once
+        and SIGTERMs it: no handler (what perfpy did before)."""
+        py = interpreters()[-1]
+        for grace, handled in (("5", True), ("0", False)):
+            with self.subTest(grace=grace):
+                marker = self.out("interrupted-%s" % grace)
+                out = self.out("handler-%s.txt" % grace)
+                proc = self.start(["--grace", grace, "-f", "collapsed", "-o", out],
+                                  [py.path, os.path.join(PROGRAMS, "stopping.py"), "handler",
+                                   marker])
+                self.wait_for_pid(proc)
+                time.sleep(1.5)
+                os.killpg(proc.pid, signal.SIGINT)     # a terminal's Ctrl-C
+                stdout, stderr = proc.communicate(timeout=300)
+                self.assertTrue(any("<module> (" in s for s in collapsed_counts(out)), stderr)
+                self.assertEqual(os.path.exists(marker), handled, stderr[-2000:])
+                if handled:
+                    self.assertEqual(proc.returncode, 3, stderr[-2000:])
+                self.assert_nothing_left()
+
+    @needs_perf
+    def test_duration_ends_the_whole_process_tree(self):
+        """-d on a multiprocessing pool: no worker outlives perfpy. Twin: the
+        workers were alive while it ran (their pids were written)."""
+        py = interpreters()[-1]
+        pids_file = self.out("workers")
+        p = self.record(["-d", "3", "--grace", "1", "-f", "collapsed", "-o",
+                         self.out("pool.txt")],
+                        [py.path, os.path.join(PROGRAMS, "stopping.py"), "pool", pids_file])
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        with open(pids_file) as f:
+            workers = [int(x) for x in f.read().split()]
+        self.assertEqual(len(workers), 3)
+        alive = [w for w in workers if os.path.exists("/proc/%d" % w) and
+                 open("/proc/%d/stat" % w).read().split()[2] != "Z"]
+        self.assertEqual(alive, [], "workers outlived perfpy")
+
+    @needs_perf
+    def test_program_starts_with_the_signals_perfpy_got(self):
+        """SIGUSR2 default and nothing blocked, as perfpy got them (perf
+        ignores SIGUSR2 and blocks SIGWINCH for its workload); SIGPIPE is the
+        program's as without perfpy although perfpy ignores it (the same
+        lines as a plain run). Twin: a signal ignored
+        when perfpy starts (SIGUSR2 here) is ignored in the program too."""
+        py = interpreters()[-1]
+        prog = [py.path, os.path.join(PROGRAMS, "stopping.py"), "signals"]
+        p = self.record(["-f", "collapsed", "-o", self.out("sig.txt")], prog)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        plain = run(prog)
+        self.own(*[int(x) for x in re.findall(r"^pid (\d+)$", plain.stdout, re.M)])
+        self.assertIn("usr2 0\n", plain.stdout)                   # 0: SIG_DFL
+        self.assertEqual(p.stdout.split("\n", 1)[1], plain.stdout.split("\n", 1)[1])
+        ignoring = subprocess.run(
+            [py.path, "-c", "import signal, subprocess, sys; "
+             "signal.signal(signal.SIGUSR2, signal.SIG_IGN); "
+             "sys.exit(subprocess.call(sys.argv[1:]))",
+             PERFPY, "record", "-f", "collapsed", "-o", self.out("sig2.txt"), "--"] + prog,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+            env=dict(os.environ, TMPDIR=self.rectmp, PERFPY=""), timeout=300)
+        self.own(*[int(x) for x in re.findall(r"^pid (\d+)$", ignoring.stdout, re.M)])
+        self.assertIn("usr2 1\n", ignoring.stdout, ignoring.stderr[-2000:])  # 1: SIG_IGN
+
+    @needs_perf
+    def test_a_closed_stderr_pipe_loses_nothing(self):
+        """perfpy record ... 2>&1 | head -1: perfpy outlives the closed pipe,
+        writes the profile and removes its files (it died of SIGPIPE)."""
+        py = interpreters()[-1]
+        out = self.out("pipe.txt")
+        sh = subprocess.run(
+            ["sh", "-c", '"$@" 2>&1 | head -1; exit 0', "sh", PERFPY, "record", "-f",
+             "collapsed", "-o", out, "--", py.path, EXAMPLE, "1000000"],
+            stdout=subprocess.PIPE, universal_newlines=True,
+            env=dict(os.environ, TMPDIR=self.rectmp, PERFPY=""), timeout=300)
+        deadline = time.monotonic() + 120
+        while not os.path.exists(out) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1)
+        self.assertTrue(any(whole_chain(s) for s in collapsed_counts(out)), sh.stdout)
+        self.assert_nothing_left()
+
     @needs_perf
     def test_attach_to_a_running_process(self):
         py = interpreters()[-1]
