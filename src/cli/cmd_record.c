@@ -337,6 +337,38 @@ typedef struct plan {
     pp_report_result rr;
 } plan;
 
+/* Whether a Python command line names a script that does not exist:
+ * python [options] SCRIPT ... with -c, -m or - meaning no script file.
+ * Options that take a value: -X, -W, --check-hash-based-pycs. */
+static int script_missing(char **argv)
+{
+    for (int i = 1; argv[i]; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-") == 0 || strcmp(a, "--") == 0)
+            return 0;
+        if (a[0] != '-')
+            return access(a, F_OK) != 0;
+        if (strcmp(a, "--check-hash-based-pycs") == 0) {
+            i++;
+            continue;
+        }
+        if (a[1] == '-')
+            continue;                       /* --version, --help... */
+        for (const char *c = a + 1; *c; c++) {
+            if (*c == 'c' || *c == 'm')
+                return 0;                   /* the rest is code or a module */
+            if (*c == 'X' || *c == 'W') {
+                if (!c[1])
+                    i++;                    /* value in the next word */
+                break;
+            }
+        }
+        if (!argv[i])
+            return 0;
+    }
+    return 0;
+}
+
 /* 0 when the program may be recorded (p->interp filled as far as known),
  * else the exit status after saying what is wrong. */
 static int check_program(plan *p)
@@ -360,6 +392,13 @@ static int check_program(plan *p)
     if (info->major != 3 || info->minor < 8)
         return pp_fail("%s is Python %d.%d; perfpy supports CPython 3.8 to 3.15 (use a "
                        "newer interpreter)", info->path, info->major, info->minor);
+    if (script_missing(p->o.argv)) {
+        /* it cannot start: no recording, only its own error and status */
+        fprintf(stderr, "perfpy: the program cannot start (no such script: see its own "
+                "error below); nothing is recorded\n");
+        fflush(stderr);
+        return pp_exec(p->o.argv);
+    }
     if (pp_interp_module(info, p->libdir, module, sizeof(module)) < 0)
         return pp_fail("no perfpy module for Python %d.%d (%s is missing): build it with "
                        "`make PYTHONS=%s`", info->major, info->minor, module, info->path);

@@ -553,6 +553,25 @@ class WhereDumpsGo(RecordTest):
 class Errors(RecordTest):
 
     @needs_perf
+    def test_a_script_that_does_not_exist_gets_its_own_error_and_no_profile(self):
+        """python3 typo.py: Python's own error and status (2), perfpy says the
+        program could not start, no profile, nothing left. Twin: options
+        before an existing script (-X dev -W ignore) record."""
+        py = interpreters()[-1]
+        out = self.out("typo.svg")
+        p = self.record(["-o", out], [py.path, "-X", "dev", self.out("typo.py")])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("can't open file", p.stderr)
+        self.assertIn("cannot start", p.stderr)
+        self.assertFalse(os.path.exists(out))
+        self.assert_nothing_left()
+        out = self.out("ok.txt")
+        p = self.record(["-f", "collapsed", "-o", out],
+                        [py.path, "-X", "dev", "-W", "ignore", EXAMPLE, "500000"])
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertTrue(any(whole_chain(s) for s in collapsed_counts(out)))
+
+    @needs_perf
     def test_unwritable_output_is_refused_before_the_program_runs(self):
         """-o a directory, or in a directory that does not exist: said at
         once, exit 1, the program never starts. Twin: -o a new file in an
