@@ -25,6 +25,7 @@
  * perfpy record's own recordings in place.
  */
 #include "perf_data.h"
+#include "htab.h"
 #include "perfpy/jitdump_format.h"
 #include "perfpy/jitdump_read.h"
 
@@ -102,10 +103,22 @@ static void add_jitdump(pp_perf_data_info *info, const uint8_t *s, size_t max)
     for (size_t i = 0; i < info->njitdumps; i++)
         if (strlen(info->jitdumps[i]) == len && memcmp(info->jitdumps[i], s, len) == 0)
             return;
-    if (info->njitdumps < PP_MAX_JITDUMPS) {
-        memcpy(info->jitdumps[info->njitdumps], s, len);
-        info->jitdumps[info->njitdumps++][len] = '\0';
+    if (pp__grow((void **)&info->jitdumps, &info->jitdumps_cap, info->njitdumps + 1,
+                 sizeof(char *)) < 0 ||
+        !(info->jitdumps[info->njitdumps] = strndup((const char *)s, len))) {
+        info->jitdumps_dropped++;
+        return;
     }
+    info->njitdumps++;
+}
+
+void pp_perf_data_info_free(pp_perf_data_info *info)
+{
+    for (size_t i = 0; i < info->njitdumps; i++)
+        free(info->jitdumps[i]);
+    free(info->jitdumps);
+    info->jitdumps = NULL;
+    info->njitdumps = info->jitdumps_cap = 0;
 }
 
 /* The HEADER_VERSION string into out[cap] ("" when absent or damaged):

@@ -10,8 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PP_MAX_JITDUMPS 64
-
 typedef struct pp_perf_data_info {
     char perf_version[64];  /* the perf that wrote it ("7.2.13", from the
                                HEADER_VERSION feature section); "" unknown */
@@ -20,9 +18,14 @@ typedef struct pp_perf_data_info {
                                fields below are then unknown */
     uint64_t samples;       /* PERF_RECORD_SAMPLE records */
     uint64_t lost;          /* events in PERF_RECORD_LOST + LOST_SAMPLES */
-    size_t njitdumps;       /* distinct jit-<pid>.dump files mapped */
-    char jitdumps[PP_MAX_JITDUMPS][PATH_MAX];
+    size_t njitdumps;       /* distinct jit-<pid>.dump files mapped, any number */
+    char **jitdumps;        /* their paths (malloc'ed: pp_perf_data_info_free) */
+    size_t jitdumps_cap;
+    size_t jitdumps_dropped; /* named but not kept: out of memory */
 } pp_perf_data_info;
+
+/* Frees what a scan allocated; the info reads as empty after it. */
+void pp_perf_data_info_free(pp_perf_data_info *info);
 
 /* One trampoline of a jitdump: perf inject turns each into its own
  * jitted-<pid>-<index>.so, and `perf script` then prints addresses relative

@@ -354,4 +354,5 @@ int pp_report(const pp_report_opts *o, pp_report_result *r)
 void pp_report_result_free(pp_report_result *r)
 {
     pp_profile_free(&r->profile);
+    pp_perf_data_info_free(&r->info);
 }

@@ -21,14 +21,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (!info)
         abort();
-    if (pp_perf_data_scan_buffer(data, size, info) == 0 && info->njitdumps > PP_MAX_JITDUMPS)
-        abort();
+    if (pp_perf_data_scan_buffer(data, size, info) == 0)
+        for (size_t i = 0; i < info->njitdumps; i++)
+            if (!info->jitdumps[i] || !info->jitdumps[i][0])
+                abort();
     /* the writer's perf version: a string in its field, printable */
     if (strnlen(info->perf_version, sizeof(info->perf_version)) == sizeof(info->perf_version))
         abort();
     for (const char *c = info->perf_version; *c; c++)
         if (*c < 0x20 || *c > 0x7e)
             abort();
+    pp_perf_data_info_free(info);
     free(info);
     {
         /* the fork-exec fixup writes: give it a private copy */

@@ -175,6 +175,33 @@ def _add_format_tests():
 _add_format_tests()
 
 
+class ManyProcesses(TempDirTest):
+    """No silent cap on processes: 200 forked children in jit mode, each
+    with its own dump, all used (their frames keep their def lines) and all
+    their jitted ELFs removed by the report (a cap of 64 dumps left the rest
+    in /tmp and their frames without lines)."""
+
+    @needs_perf
+    def test_two_hundred_processes_each_dump_used_and_cleaned(self):
+        py = interpreters()[-1]
+        data, p = record(self, py, [os.path.join(PROGRAMS, "many_children.py"), "200"],
+                         mode="jit", env={"PERFPY_JITDUMP_DIR": "/tmp"})
+        pids = [int(x) for x in re.findall(r"^pid (\d+)$", p.stdout, re.M)]
+        self.own(*pids)
+        self.assertEqual(len(pids), 201)
+        out = os.path.join(self.tmp, "many.txt")
+        r = report(data, "collapsed", out)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        stacks = collapsed_counts(out)
+        work = sum(c for s_, c in stacks.items() if re.search(r"(^|;)work \(", s_))
+        with_line = sum(c for s_, c in stacks.items()
+                        if re.search(r"(^|;)work \([^;]*many_children\.py:8\)", s_))
+        self.assertGreater(work, 100, r.stderr[-2000:])
+        self.assertEqual(with_line, work, "frames without their def line")
+        left = [f for pid in pids for f in glob.glob("/tmp/jitted-%d-*.so" % pid)]
+        self.assertEqual(left, [], "%d jitted ELFs left" % len(left))
+
+
 class ReportSplit(TempDirTest):
     """The profile's split of time matches the program's own measurement."""
 

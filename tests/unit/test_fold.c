@@ -320,13 +320,16 @@ static char *fold_injected(const char *text)
     FILE *f;
     char *out;
 
-    snprintf(info->jitdumps[0], sizeof(info->jitdumps[0]), "%s/jit-4242.dump", test_tmpdir());
-    info->njitdumps = 1;
+    info->jitdumps = calloc(1, sizeof(char *));
+    info->jitdumps[0] = malloc(PATH_MAX);
+    snprintf(info->jitdumps[0], PATH_MAX, "%s/jit-4242.dump", test_tmpdir());
+    info->njitdumps = info->jitdumps_cap = 1;
     f = fopen(info->jitdumps[0], "wb");
     fwrite(buf, 1, len, f);
     fclose(f);
     dirty_stack();
     out = fold_to_collapsed(text, &o);
+    pp_perf_data_info_free(info);
     free(info);
     return out;
 }

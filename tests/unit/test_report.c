@@ -48,7 +48,10 @@ static uint8_t *cut_in_data(const uint8_t *buf, size_t cut)
 static int scan_exact(const uint8_t *buf, size_t n, pp_perf_data_info *info)
 {
     uint8_t *copy = exact_copy(buf, n);
-    int rc = pp_perf_data_scan_buffer(copy, n, info);
+    int rc;
+
+    pp_perf_data_info_free(info);      /* what the last scan of info kept */
+    rc = pp_perf_data_scan_buffer(copy, n, info);
 
     free(copy);
     return rc;
@@ -110,7 +113,7 @@ TEST(perf_data_scan_finds_dumps_lost_and_samples)
 {
     uint8_t buf[2048];
     size_t len = make_perf_data(buf);
-    pp_perf_data_info info;
+    pp_perf_data_info info = {0};
 
     ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
     ASSERT_EQ_INT(info.scanned, 1);
@@ -119,13 +122,14 @@ TEST(perf_data_scan_finds_dumps_lost_and_samples)
     ASSERT_EQ_UINT(info.njitdumps, 2);
     ASSERT_EQ_STR(info.jitdumps[0], "/tmp/x/jit-4242.dump");
     ASSERT_EQ_STR(info.jitdumps[1], "/run/jit-7.dump");
+    pp_perf_data_info_free(&info);
 }
 
 TEST(perf_data_scan_hostile_inputs)
 {
     uint8_t buf[2048];
     size_t len = make_perf_data(buf);
-    pp_perf_data_info info;
+    pp_perf_data_info info = {0};
 
     ASSERT_EQ_INT(scan_exact((const uint8_t *)"not perf", 8, &info), -EINVAL);
     ASSERT_EQ_INT(scan_exact((const uint8_t *)"hello world, no perf here", 25, &info),
@@ -134,7 +138,9 @@ TEST(perf_data_scan_hostile_inputs)
     for (size_t cut = 0; cut < len; cut++) {
         uint8_t *copy = cut_in_data(buf, cut);
         (void)scan_exact(buf, cut, &info);
+        pp_perf_data_info_free(&info);
         (void)pp_perf_data_scan_buffer(copy, cut, &info);
+        pp_perf_data_info_free(&info);
         free(copy);
     }
     /* a record claiming size 0 ends the walk */
@@ -145,6 +151,7 @@ TEST(perf_data_scan_hostile_inputs)
     /* a data section past the end of the file */
     buf[48] = 0xff;
     ASSERT_EQ_INT(scan_exact(buf, len, &info), -EINVAL);
+    pp_perf_data_info_free(&info);
 }
 
 /* make_perf_data() with feature sections after the data, as perf writes
@@ -174,22 +181,24 @@ TEST(perf_data_scan_reads_the_writers_perf_version)
 {
     uint8_t buf[2048];
     size_t len = with_version(buf, "7.2.13");
-    pp_perf_data_info info;
+    pp_perf_data_info info = {0};
 
     ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
     ASSERT_EQ_STR(info.perf_version, "7.2.13");
     ASSERT_EQ_UINT(info.samples, 2);
+    pp_perf_data_info_free(&info);
     /* no version bit: unknown */
     buf[72] &= (uint8_t)~(1u << 5);
     ASSERT_OK(pp_perf_data_scan_buffer(buf, len, &info));
     ASSERT_EQ_STR(info.perf_version, "");
+    pp_perf_data_info_free(&info);
 }
 
 TEST(perf_data_scan_version_hostile_inputs)
 {
     uint8_t buf[2048];
     size_t len = with_version(buf, "7.2.13"), ver = len - 68;
-    pp_perf_data_info info;
+    pp_perf_data_info info = {0};
     uint32_t big = 0xfffffff0u;
     uint64_t far = 1ull << 40;
 
@@ -220,11 +229,12 @@ TEST(perf_data_scan_version_hostile_inputs)
     memset(buf + 72, 0xff, 32);
     ASSERT_OK(scan_exact(buf, len, &info));
     ASSERT_EQ_STR(info.perf_version, "");
+    pp_perf_data_info_free(&info);
 }
 
 TEST(perf_data_scan_missing_and_directory)
 {
-    pp_perf_data_info info;
+    pp_perf_data_info info = {0};
     ASSERT_EQ_INT(pp_perf_data_scan("/nonexistent/perf.data", &info), -ENOENT);
     ASSERT_EQ_INT(pp_perf_data_scan(test_tmpdir(), &info), -EISDIR);
 }
@@ -412,7 +422,7 @@ TEST(perf_data_finish_makes_a_killed_recording_readable)
     uint8_t buf[2048], copy[2048];
     size_t len = make_perf_data(buf), full;
     uint64_t zero = 0, bytes, feat = 0x3ffff;
-    pp_perf_data_info info;
+    pp_perf_data_info info = {0};
     char path[PATH_MAX];
     FILE *f;
 
@@ -425,6 +435,7 @@ TEST(perf_data_finish_makes_a_killed_recording_readable)
     full = len + 12;
     ASSERT_OK(pp_perf_data_scan_buffer(buf, full, &info));
     ASSERT_EQ_UINT(info.samples, 0);
+    pp_perf_data_info_free(&info);
     memcpy(copy, buf, full);
     ASSERT_OK(pp_perf_data_finish_buffer(copy, full, &bytes));
     ASSERT_EQ_UINT(bytes, len - 104);
@@ -432,6 +443,7 @@ TEST(perf_data_finish_makes_a_killed_recording_readable)
     ASSERT_OK(pp_perf_data_scan_buffer(copy, full, &info));
     ASSERT_EQ_UINT(info.samples, 2);
     ASSERT_EQ_UINT(info.njitdumps, 2);
+    pp_perf_data_info_free(&info);
     /* the file: finished and cut after the last whole record */
     snprintf(path, sizeof(path), "%s/perf.data", test_tmpdir());
     f = fopen(path, "wb");
@@ -440,6 +452,7 @@ TEST(perf_data_finish_makes_a_killed_recording_readable)
     ASSERT_EQ_UINT(bytes, len - 104);
     ASSERT_OK(pp_perf_data_scan(path, &info));
     ASSERT_EQ_UINT(info.samples, 2);
+    pp_perf_data_info_free(&info);
     ASSERT_OK(pp_perf_data_finish(path, &bytes));     /* once finished, left alone */
     ASSERT_EQ_UINT(bytes, 0);
     for (size_t cut = 0; cut < full; cut++) {         /* hostile: any prefix */
