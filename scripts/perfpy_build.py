@@ -51,7 +51,7 @@ NAME = "perfpy"
 SUMMARY = ("Python functions, C extensions and the kernel in one perf profile, "
            "on every CPython from 3.8")
 # What an sdist holds: enough to run the Makefile (no tests, no benchmarks).
-SDIST_PATHS = ["pyproject.toml", "Makefile", "README.md", "include", "src", "scripts",
+SDIST_PATHS = ["pyproject.toml", "Makefile", "README.md", "include", "mk", "src", "scripts",
                "docs/perfpy.1", "examples/example.py"]
 
 
