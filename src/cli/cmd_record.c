@@ -683,6 +683,7 @@ static int report(plan *p)
         .input = p->data, .format = p->o.format, .output = p->output,
         .no_native = p->o.no_native, .keep = p->o.keep, .lines_dir = p->dir,
         .perf = p->perf, .inline_frames = p->o.inline_frames, .progress = -1,
+        .no_inject = strcmp(p->mode, "perf") == 0,
     };
     int rc = pp_report(&ro, &p->rr);
 
@@ -717,24 +718,40 @@ static void say_kept(const char *path)
 
 /* Step 6, after a profile: the maps (kept for -f perf: perf report names
  * the trampolines from them later), the dumps, the directories. */
+/* The files in /tmp of the processes this recording started, in every
+ * mode: the engine's, and those CPython's own switches passed to the
+ * program write (-X perf's map, -X perf_jit's dump; perfpy took over). */
+static void remove_tmp(plan *p, const char *fmt)
+{
+    char path[64];
+
+    pp_places_remove_per_process(p->dir, fmt);
+    /* the program itself, also where perfpy's engine wrote nothing (its
+     * dump refused: CPython's -X perf_jit had /tmp/jit-<pid>.dump) */
+    if (p->st.program > 0) {
+        snprintf(path, sizeof(path), fmt, (int)p->st.program);
+        unlink(path);
+    }
+}
+
 static void clean(plan *p)
 {
-    if (strcmp(p->mode, "perf") == 0 && !p->o.pid) {
-        if (p->o.format->recording) {
-            pp_places_per_process(p->dir, "/tmp/perf-%d.map", say_kept);
-            fprintf(stderr, "perfpy: `perf report -i %s` reads the kept perf maps (remove "
-                    "them when done)\n", p->output);
-        } else {
-            pp_places_remove_per_process(p->dir, "/tmp/perf-%d.map");
-        }
+    int keep_maps = strcmp(p->mode, "perf") == 0 && p->o.format->recording;
+
+    if (keep_maps && !p->o.pid) {
+        pp_places_per_process(p->dir, "/tmp/perf-%d.map", say_kept);
+        fprintf(stderr, "perfpy: `perf report -i %s` reads the kept perf maps (remove "
+                "them when done)\n", p->output);
+    } else if (!p->o.pid) {
+        remove_tmp(p, "/tmp/perf-%d.map");
     }
     if (p->o.keep) {
         fprintf(stderr, "perfpy: recording and intermediate files kept in %s%s%s\n", p->dir,
                 p->jit_at ? " and " : "", dumps_at(p));
         return;
     }
-    if (p->jit_at == JIT_TMP)
-        pp_places_remove_per_process(p->dir, PP_LIBDW_JIT_DIR "/jit-%d.dump");
+    if (!p->o.pid)
+        remove_tmp(p, "/tmp/jit-%d.dump");
     pp_places_remove_tree(p->dir);
     if (p->jit_at == JIT_MEMORY)
         pp_places_remove_tree(p->jitdir);
@@ -745,10 +762,10 @@ static void clean_early(plan *p)
 {
     if (!p->dir[0])
         return;
-    if (p->o.argv && strcmp(p->mode, "perf") == 0)
-        pp_places_remove_per_process(p->dir, "/tmp/perf-%d.map");
-    if (p->jit_at == JIT_TMP)
-        pp_places_remove_per_process(p->dir, PP_LIBDW_JIT_DIR "/jit-%d.dump");
+    if (p->o.argv) {
+        remove_tmp(p, "/tmp/perf-%d.map");
+        remove_tmp(p, "/tmp/jit-%d.dump");
+    }
     pp_places_remove_tree(p->dir);
     if (p->jit_at == JIT_MEMORY)
         pp_places_remove_tree(p->jitdir);

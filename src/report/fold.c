@@ -179,9 +179,12 @@ typedef struct sidecar {
     range *r;
     size_t n;
     int loaded;                  /* its lines file was looked for */
-    int jit_loaded;              /* the pid's jitdump was read */
-    pp_jit_code *codes;          /* its code loads, by index */
-    size_t ncodes;
+    struct jdump {               /* the pid's jitdumps read so far: perfpy's, */
+        char *path;              /* and CPython's own when -X perf_jit was */
+        pp_jit_code *codes;      /* passed too (two dumps, two index spaces) */
+        size_t ncodes;           /* its code loads, by index */
+    } *dumps;
+    size_t ndumps, dumps_cap;
 } sidecar;
 
 typedef struct comm_count {
@@ -433,44 +436,62 @@ static sidecar *get_car(pp_folder *f, int pid)
     return c;
 }
 
-/* The code load of index in pid's jitdump (read on first use), or NULL.
- * The dump is the one of that pid among the recording's, else the one
- * perf inject made the jitted ELF from: jit-<pid>.dump beside it (perf
- * script text alone, --from-script). */
+/* The dump at path among the pid's, read on first use; NULL when out of
+ * memory. */
+static struct jdump *dump_of(sidecar *c, const char *path)
+{
+    struct jdump *d;
+
+    for (size_t i = 0; i < c->ndumps; i++)
+        if (strcmp(c->dumps[i].path, path) == 0)
+            return &c->dumps[i];
+    if (pp__grow((void **)&c->dumps, &c->dumps_cap, c->ndumps + 1, sizeof(*d)) < 0)
+        return NULL;
+    d = &c->dumps[c->ndumps];
+    memset(d, 0, sizeof(*d));
+    if (!(d->path = strdup(path)))
+        return NULL;
+    c->ndumps++;
+    pp_jitdump_codes(path, &d->codes, &d->ncodes);
+    return d;
+}
+
+/* The code load of index in the jitdump perf inject made the jitted ELF
+ * dso from, or NULL. That is jit-<pid>.dump beside the ELF (inject writes
+ * them together; a process can have two, perfpy's and CPython's own, with
+ * index spaces of their own); when it is gone, the pid's dump the
+ * recording names. */
 static const pp_jit_code *jit_code(pp_folder *f, int pid, uint64_t index, const char *dso,
                                    size_t dso_len)
 {
     sidecar *c = get_car(f, pid);
-    size_t lo = 0, hi;
-    char want[32];
+    const char *slash = memrchr(dso, '/', dso_len);
+    struct jdump *d = NULL;
+    char want[32], path[4096];
     int wl = snprintf(want, sizeof(want), "/jit-%d.dump", pid);
+    size_t lo = 0, hi;
 
     if (!c)
         return NULL;
-    if (!c->jit_loaded) {
-        const char *slash = memrchr(dso, '/', dso_len);
-        char beside[4096];
-        c->jit_loaded = 1;
-        for (size_t i = 0; f->o.jit && i < f->o.jit->njitdumps; i++) {
-            const char *path = f->o.jit->jitdumps[i];
-            size_t pl = strlen(path);
-            if (pl >= (size_t)wl && strcmp(path + pl - (size_t)wl, want) == 0) {
-                pp_jitdump_codes(path, &c->codes, &c->ncodes);
-                break;
-            }
-        }
-        if (!c->ncodes && slash && (size_t)(slash - dso) + (size_t)wl < sizeof(beside)) {
-            memcpy(beside, dso, (size_t)(slash - dso));
-            memcpy(beside + (slash - dso), want, (size_t)wl + 1);
-            pp_jitdump_codes(beside, &c->codes, &c->ncodes);
-        }
+    if (slash && (size_t)(slash - dso) + (size_t)wl < sizeof(path)) {
+        memcpy(path, dso, (size_t)(slash - dso));
+        memcpy(path + (slash - dso), want, (size_t)wl + 1);
+        d = dump_of(c, path);
     }
-    hi = c->ncodes;
+    for (size_t i = 0; (!d || !d->ncodes) && f->o.jit && i < f->o.jit->njitdumps; i++) {
+        const char *named = f->o.jit->jitdumps[i];
+        size_t pl = strlen(named);
+        if (pl >= (size_t)wl && strcmp(named + pl - (size_t)wl, want) == 0)
+            d = dump_of(c, named);
+    }
+    if (!d)
+        return NULL;
+    hi = d->ncodes;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (c->codes[mid].index == index)
-            return &c->codes[mid];
-        if (c->codes[mid].index < index)
+        if (d->codes[mid].index == index)
+            return &d->codes[mid];
+        if (d->codes[mid].index < index)
             lo = mid + 1;
         else
             hi = mid;
@@ -839,7 +860,11 @@ void pp_fold_close(pp_folder *f)
         snprintf(f->p->program, sizeof(f->p->program), "%s", f->comms[best].name);
     for (size_t i = 0; i < f->ncars; i++) {
         free(f->cars[i].r);
-        free(f->cars[i].codes);
+        for (size_t k = 0; k < f->cars[i].ndumps; k++) {
+            free(f->cars[i].dumps[k].path);
+            free(f->cars[i].dumps[k].codes);
+        }
+        free(f->cars[i].dumps);
     }
     free(f->cars);
     free(f->raws);

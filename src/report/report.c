@@ -202,7 +202,7 @@ static int inject(run *x)
         snprintf(r->warning, sizeof(r->warning), "%zu of %zu jit dumps named by the "
                  "recording are gone (%s...): their Python frames will be unnamed",
                  r->info.njitdumps - present, r->info.njitdumps, r->info.jitdumps[0]);
-    if (!present)
+    if (!present || x->o->no_inject)
         return 0;
     if ((size_t)snprintf(x->path, sizeof(x->path), "%s/injected.data", x->tmp) >=
         sizeof(x->path))

@@ -50,6 +50,10 @@ typedef struct pp_report_opts {
     int inline_frames;           /* keep frames the compiler inlined ("(inlined)"):
                                     perf script then runs addr2line once per DSO
                                     hit, jitted ELFs included (seconds); 0: off */
+    int no_inject;               /* never perf inject: a perf-map recording whose
+                                    program also wrote a jitdump (CPython's own
+                                    -X perf_jit) keeps its perf-map names, which
+                                    inject would drop */
 } pp_report_opts;
 
 #define PP_REPORT_OPTS_INIT {.progress = -1}

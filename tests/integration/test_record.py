@@ -572,6 +572,43 @@ class Errors(RecordTest):
         self.assertTrue(any(whole_chain(s) for s in collapsed_counts(out)))
 
     @needs_perf
+    def test_cpythons_own_switches_leave_nothing_and_keep_def_lines(self):
+        """python3.12+ -X perf / python3.13+ -X perf_jit under perfpy record:
+        perfpy takes CPython's trampoline over; the map or dump CPython
+        wrote in /tmp goes with the recording, and foo keeps its def line.
+        Twin: without the switch the same holds (every other test)."""
+        pys = [(py, x) for py in interpreters()
+               for x, since in (("perf", (3, 12)), ("perf_jit", (3, 13)))
+               if py.version_info >= since]
+        if not pys:
+            self.skipTest("no CPython 3.12+ here")
+        for py, x in pys:
+            with self.subTest(py=py.label, switch=x):
+                out = self.out("own-%s-%s.txt" % (py.label, x))
+                p = self.record(["-f", "collapsed", "-o", out],
+                                [py.path, "-X", x, "-c",
+                                 "import os, runpy, sys; print('pid', os.getpid(), flush=True);"
+                                 "sys.argv = [%r, '1000000']; runpy.run_path(%r, "
+                                 "run_name='__main__')" % (EXAMPLE, EXAMPLE)])
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                pid = int(re.search(r"^pid (\d+)$", p.stdout, re.M).group(1))
+                for path in ("/tmp/perf-%d.map" % pid, "/tmp/jit-%d.dump" % pid):
+                    self.assertFalse(os.path.exists(path), path + " left behind")
+                self.assertEqual(glob.glob("/tmp/jitted-%d-*.so" % pid), [])
+                # the chain by names (def lines are checked below)
+                self.assertTrue(any(re.search(r"(^|;)<module> \([^;]*example\.py[^;]*;"
+                                              r"baz \([^;]*;bar \([^;]*;foo \(", s)
+                                    for s in collapsed_counts(out)), p.stderr[-2000:])
+                if x == "perf_jit" and support.perf_unwinder() == "libdw" and \
+                        not support.keeps_frame_pointers(py):
+                    # both dumps would be /tmp/jit-<pid>.dump: perfpy's engine
+                    # steps aside and CPython's dump has no def lines
+                    self.skipTest("def lines with -X perf_jit under perf's libdw: not yet "
+                                  "(one dump path for two writers)")
+                self.assertTrue(any(re.search(r"(^|;)foo \([^;]*example\.py:1\)", s)
+                                    for s in collapsed_counts(out)), p.stderr[-2000:])
+
+    @needs_perf
     def test_unwritable_output_is_refused_before_the_program_runs(self):
         """-o a directory, or in a directory that does not exist: said at
         once, exit 1, the program never starts. Twin: -o a new file in an
