@@ -392,7 +392,7 @@ static int check_program(plan *p)
     if (info->major != 3 || info->minor < 8)
         return pp_fail("%s is Python %d.%d; perfpy supports CPython 3.8 to 3.15 (use a "
                        "newer interpreter)", info->path, info->major, info->minor);
-    if (script_missing(p->o.argv)) {
+    if (!info->by_shebang && script_missing(p->o.argv)) {
         /* it cannot start: no recording, only its own error and status */
         fprintf(stderr, "perfpy: the program cannot start (no such script: see its own "
                 "error below); nothing is recorded\n");

@@ -172,6 +172,7 @@ int pp_interp_of_program(const char *argv0, pp_interp *info)
     python_of(exe, python, sizeof(python));
     if (python[0])
         pp_interp_probe(python, info, said, sizeof(said));
+    info->by_shebang = python[0] && strcmp(python, exe) != 0;
     return 0;
 }
 

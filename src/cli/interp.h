@@ -28,6 +28,7 @@ typedef struct pp_interp {
     char ext_suffix[64];         /* EXT_SUFFIX: the module's file name ends so */
     char executable[PATH_MAX];   /* sys.executable, "" when it has none */
     char path[PATH_MAX];         /* what was run */
+    int by_shebang;              /* the program is a script; this is its #! Python */
 } pp_interp;
 
 /* Parses the probe's output (other lines, e.g. warnings, are skipped).
