@@ -338,7 +338,7 @@ class Stopping(RecordTest):
         workers were alive while it ran (their pids were written)."""
         py = interpreters()[-1]
         pids_file = self.out("workers")
-        p = self.record(["-d", "3", "--grace", "1", "-f", "collapsed", "-o",
+        p = self.record(["-d", "6", "--grace", "1", "-f", "collapsed", "-o",
                          self.out("pool.txt")],
                         [py.path, os.path.join(PROGRAMS, "stopping.py"), "pool", pids_file])
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])

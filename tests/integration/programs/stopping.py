@@ -36,9 +36,10 @@ if check == "handler":
 elif check == "pool":
     import multiprocessing
     with multiprocessing.Pool(3) as pool:
-        pids = pool.map(os.getpid.__class__.__call__, [os.getpid] * 0) or []
         res = pool.map_async(spin_forever, range(3))
-        time.sleep(1)
+        deadline = time.monotonic() + 60          # workers start slowly under load
+        while len(multiprocessing.active_children()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
         with open(sys.argv[2], "w") as f:
             for child in multiprocessing.active_children():
                 f.write("%d\n" % child.pid)
