@@ -44,7 +44,6 @@ static const char *const perf_sets[] = {"PATH", "PREFIX", "PERF_BUILDID_DIR", "D
  * once). Saved at record's start in PERFPY_EXEC_SIGNALS as
  * "<ignored> <blocked> <pgid>" (hex bit masks of signals 1-64). */
 static uint64_t start_ignored, start_blocked;
-static int start_captured;
 
 void pp_exec_signals_capture(void)
 {
@@ -58,7 +57,6 @@ void pp_exec_signals_capture(void)
         if (sigismember(&mask, sig) == 1)
             start_blocked |= UINT64_C(1) << (sig - 1);
     }
-    start_captured = 1;
 }
 
 static void restore_signals_for_exec(void)
@@ -102,8 +100,6 @@ int pp_exec_env_save(void)
     }
     if (setenv("PERFPY_EXEC_ENV", buf, 1) != 0)
         return -errno;
-    if (!start_captured)
-        pp_exec_signals_capture();
     snprintf(buf, sizeof(buf), "%llx %llx %ld", (unsigned long long)start_ignored,
              (unsigned long long)start_blocked, (long)getpgrp());
     return setenv("PERFPY_EXEC_SIGNALS", buf, 1) == 0 ? 0 : -errno;

@@ -457,14 +457,8 @@ static int add_exec(execs *x, uint32_t pid, uint64_t time)
 {
     if (pid == 0 || pid >= IMAGE_PID_STEP)
         return 0;
-    if (x->n == x->cap) {
-        size_t c = x->cap ? x->cap * 2 : 32;
-        exec_ev *v = realloc(x->v, c * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        x->v = v;
-        x->cap = c;
-    }
+    if (pp__grow((void **)&x->v, &x->cap, x->n + 1, sizeof(*x->v)) < 0)
+        return -ENOMEM;
     x->v[x->n++] = (exec_ev){pid, time};
     return 0;
 }

@@ -309,14 +309,8 @@ static int push_frame(scan_state *st, const pp_script_frame *f)
         st->cur.frames_dropped = 1;
         return 0;
     }
-    if (st->cur.nframes == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : 256;
-        pp_script_frame *n = realloc(st->frames, cap * sizeof(*n));
-        if (!n)
-            return -ENOMEM;
-        st->frames = n;
-        st->cap = cap;
-    }
+    if (pp__grow((void **)&st->frames, &st->cap, st->cur.nframes + 1, sizeof(*st->frames)) < 0)
+        return -ENOMEM;
     st->frames[st->cur.nframes++] = *f;
     return 0;
 }
