@@ -1,0 +1,58 @@
+/*
+ * Sample mode (issue 15): Python frames read at sample time, with no hook in
+ * the program. One sample, as the collector (BPF, collect.c) hands it to user
+ * space, and the two consumers' entry points:
+ *
+ *   perf event (cpu-clock, per CPU) ──► BPF program (sample.bpf.c)
+ *      │  regs, a copy of the user stack from sp, kernel ips, and the
+ *      │  sampled thread's Python frames (code object + instruction offset)
+ *      ▼
+ *   ring buffer ──► collect.c ── code objects named once (pycode.c) ──┐
+ *                                                                      ▼
+ *                     unwind.c (libdw) native frames ──► splice.c ──► pp_script_sample
+ *                                                                      ──► fold.c ──► pp_profile
+ *
+ * The splice turns one pp_sample into the same pp_script_sample that perf
+ * script would give in the trampoline modes, with each Python frame a
+ * "py::<qualname>:<filename>" frame at its evaluation's place, so every
+ * folding rule and every writer applies unchanged.
+ *
+ * x86_64 only for now; registers in DWARF numbering.
+ */
+#ifndef PERFPY_SAMPLE_H
+#define PERFPY_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PP_SAMPLE_NREGS 17   /* x86_64 DWARF 0..16: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
+
+/* One Python frame of a sample, as user space resolved it: INNERMOST FIRST. */
+typedef struct pp_pyframe {
+    const char *qualname;  /* never NULL */
+    const char *file;      /* "" when unknown */
+    int line;              /* the executing line; 0 when unknown */
+    int def_line;          /* co_firstlineno; 0 when unknown */
+    int entry;             /* 1: the outermost Python frame of one C-level
+                              evaluation (_PyEval_EvalFrameDefault): 3.8-3.10
+                              every frame; 3.11+ the entry frames */
+} pp_pyframe;
+
+typedef struct pp_sample {
+    int32_t pid, tid;
+    uint64_t time_ns, period;
+    char comm[16];
+    const uint64_t *kernel_ips;   /* leaf first */
+    size_t nkernel;
+    int have_user;                /* 0: the sample hit kernel code with no user
+                                     context (a kernel thread) */
+    uint64_t regs[PP_SAMPLE_NREGS];
+    const void *stack;            /* a copy of the user stack from regs[7] (sp) */
+    size_t stack_len;
+    const pp_pyframe *py;         /* innermost first */
+    size_t npy;
+    int py_truncated;             /* the frame chain was deeper than the BPF
+                                     program reads */
+} pp_sample;
+
+#endif
