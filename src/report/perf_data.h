@@ -1,7 +1,11 @@
 /*
- * A quick look inside a perf.data file before running perf on it: does the
- * recording name any jitdump (then `perf inject --jit` must run first), how
- * many samples does it hold, and how many events did perf lose?
+ * perf.data without perf, in three files:
+ *  - perf_data.c: a quick look before running perf on it (does the
+ *    recording name any jitdump, then `perf inject --jit` must run first;
+ *    how many samples does it hold; how many events did perf lose), and
+ *    finishing a recording whose perf was killed;
+ *  - perf_data_fix.c: the exec fix-ups made on the report's copy;
+ *  - jitdump_codes.c: the code loads of the jitdumps the recording names.
  */
 #ifndef PERFPY_PERF_DATA_H
 #define PERFPY_PERF_DATA_H
@@ -44,7 +48,7 @@ int pp_jitdump_codes(const char *path, pp_jit_code **out, size_t *n);
 int pp_jitdump_codes_buffer(const uint8_t *data, size_t len, pp_jit_code **out, size_t *n);
 
 /* Processes that exec, whose old maps perf 6.x keeps and which then break
- * its DWARF unwinding of the new image (see perf_data.c):
+ * its DWARF unwinding of the new image (see perf_data_fix.c):
  *  - forked children that exec before they are sampled (subprocess,
  *    multiprocessing's spawn): their FORK records get
  *    PERF_RECORD_MISC_FORK_EXEC so perf does not give them the parent's maps;

@@ -221,7 +221,7 @@ static int inject(run *x)
     return 0;
 }
 
-/* Children that exec'd (subprocess, spawn): see perf_data.c. The input is
+/* Children that exec'd (subprocess, spawn): see perf_data_fix.c. The input is
  * only ever read, so it is marked on a copy (the injected file is already
  * ours). Best effort: a recording that cannot be fixed is read as it is. */
 static void fix_forks(run *x)

@@ -16,7 +16,8 @@
  *     pp_report_result_free(&r);
  *
  * The stages live in their own files: perf_run.c (perf inject, perf
- * script, the jitted ELFs), perf_data.c (scan and fix-ups), perf_script.c
+ * script, the jitted ELFs), perf_data.c (scan), perf_data_fix.c (exec
+ * fix-ups), jitdump_codes.c (a dump's code loads), perf_script.c
  * and fold.c (text to profile), output/ (the writers, atomic writes).
  * Errors are values: 0 or a negative errno, the sentence in r->err; this
  * layer includes nothing of the commands and prints nothing but the

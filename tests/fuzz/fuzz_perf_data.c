@@ -1,8 +1,9 @@
 /*
  * Fuzz target: the perf.data scanner (records, and the writer's perf
  * version from the feature sections), the fork-exec fixup, the finishing of
- * a recording whose perf was killed, and the jitdump code-load reader of
- * src/report/perf_data.c (all read files perfpy did not write). Replayed over
+ * a recording whose perf was killed, and the jitdump code-load reader
+ * (src/report/perf_data.c, perf_data_fix.c, jitdump_codes.c: all read files
+ * perfpy did not write). Replayed over
  * tests/fuzz/corpus/perf_data/ by `make test`.
  */
 #include "report/perf_data.h"

@@ -449,7 +449,7 @@ class ReportErrors(TempDirTest):
         # perfpy runs perf script with --no-inline unless asked for --inline:
         # the text made the same way folds to the same profile, both ways.
         # The text is made from the perf.data perfpy reads (-f perf: the
-        # recording with its exec'ing children marked, see perf_data.c);
+        # recording with its exec'ing children marked, see perf_data_fix.c);
         # perf script on the raw recording unwinds the child differently in
         # about half the runs.
         data = self.recording()
