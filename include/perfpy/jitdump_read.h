@@ -1,10 +1,12 @@
 /*
  * A jitdump reader that trusts nothing it reads.
  *
- * Used by `perfpy jitdump` (check and summarise a dump), by the jitdump
+ * Used by `perfpy jitdump` (check and summarise a dump), by the report
+ * (src/report/jitdump_codes.c: code loads and def lines), by the jitdump
  * backend when a forked child re-emits its parent's records, by the tests
  * and by the fuzzer (tests/fuzz/fuzz_jitdump.c). It walks a dump held in
- * memory, record by record, and checks what perf relies on:
+ * memory (a copy of the file: pp_jd_read_file says why), record by
+ * record, and checks what perf relies on:
  *
  *   header   magic (or its byte-swapped form: the reader then swaps every
  *            field), version 1, total_size >= 40 and inside the input, no
@@ -137,6 +139,18 @@ void pp_jd_close(pp_jd_reader *r);
  * first call. Returns 1 with *out filled, 0 after the last entry. */
 int pp_jd_debug_next(const pp_jd_reader *r, const pp_jd_record *rec,
                      size_t *pos, pp_jd_debug_entry *out);
+
+/* The dump at path copied whole into memory (*data malloc'ed, *size
+ * bytes; free it after pp_jd_close): the one way perfpy reads a dump from
+ * disk, for `perfpy jitdump` and the report alike. A copy, never a
+ * mapping: the dump may belong to a process still writing it, or be
+ * truncated under the reader (a new process with the same pid opens
+ * jit-<pid>.dump with O_TRUNC), and a page of a mapping past a file's new
+ * end faults (SIGBUS) where read() just returns fewer bytes. Whatever was
+ * appended while reading is read too; a cut last record is the reader's
+ * error.cut. 0, -EINVAL (not a regular file), -ENOMEM or the errno of
+ * open/read. */
+int pp_jd_read_file(const char *path, uint8_t **data, size_t *size);
 
 /* "JIT_CODE_LOAD", ..., "unknown" */
 const char *pp_jd_record_name(uint32_t id);

@@ -12,22 +12,20 @@
  *     records: 310 JIT_CODE_LOAD, 310 JIT_CODE_DEBUG_INFO, ...
  *     ...
  *
- * The walk is the engine's reader (src/engine/jitdump_read.c); this file
- * only counts and prints.
+ * The file is read and walked the one way every dump is, by the engine's
+ * reader (src/engine/jitdump_read.c: a copy of the file, then its record
+ * and debug-entry iterators); this file only counts and prints.
  */
 #include "cli.h"
 #include "options.h"
 #include "perfpy/jitdump_read.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static void help(FILE *out)
 {
@@ -54,56 +52,6 @@ static void help(FILE *out)
             "example:\n"
             "  PERFPY_JITDUMP_DIR=/tmp/d perfpy run --mode jit -- python app.py\n"
             "  perfpy jitdump --list /tmp/d/jit-*.dump\n");
-}
-
-/* The whole file in memory (the reader works on a buffer; a file that
- * changes under a mapping could fault, a copy cannot). */
-static int slurp(const char *path, uint8_t **out, size_t *len)
-{
-    struct stat st;
-    uint8_t *buf;
-    size_t cap, n = 0;
-    int rc = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-    if (fd < 0)
-        return -errno;
-    if (fstat(fd, &st) != 0)
-        rc = -errno;
-    else if (!S_ISREG(st.st_mode))
-        rc = -EINVAL;
-    cap = rc == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
-    buf = rc == 0 ? malloc(cap) : NULL;
-    if (rc == 0 && !buf)
-        rc = -ENOMEM;
-    while (rc == 0) {
-        ssize_t got;
-        if (n == cap) {   /* the file grew while we read it */
-            uint8_t *p = realloc(buf, cap * 2);
-            if (!p) {
-                rc = -ENOMEM;
-                break;
-            }
-            buf = p;
-            cap *= 2;
-        }
-        got = read(fd, buf + n, cap - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            rc = -errno;
-        if (got <= 0)
-            break;
-        n += (size_t)got;
-    }
-    close(fd);
-    if (rc < 0) {
-        free(buf);
-        return rc;
-    }
-    *out = buf;
-    *len = n;
-    return 0;
 }
 
 static const char *machine_name(uint32_t m)
@@ -304,7 +252,7 @@ int pp_cmd_jitdump(int argc, char **argv)
         return rc;
     path = o.path;
     list = o.list;
-    rc = slurp(path, &data, &size);
+    rc = pp_jd_read_file(path, &data, &size);   /* a copy: see there why */
     if (rc < 0)
         return pp_fail("cannot read %s: %s", path, rc == -EINVAL ?
                        "not a regular file" : strerror(-rc));

@@ -18,16 +18,22 @@
  * the reader keeps each one pending until its load arrives and checks the
  * pair there (same code address, .eh_frame_hdr pointing into that code).
  * See include/perfpy/jitdump_read.h for the list of checks.
+ *
+ * A dump on disk is read one way, by pp_jd_read_file at the end: a copy,
+ * never a mapping (the header says why).
  */
 #include "perfpy/jitdump_read.h"
 #include "ehframe.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define LOAD_MIN (sizeof(struct jr_code_load) + 1)    /* header + "\0" */
 #define ENTRY_MIN (sizeof(struct debug_entry) + 1)
@@ -551,4 +557,59 @@ int pp_jd_next(pp_jd_reader *r, pp_jd_record *rec)
         return rc;
     r->pos += rec->total_size;
     return 1;
+}
+
+/* Reads to the end, growing the buffer when the file grew since fstat. */
+static int read_all(int fd, uint8_t **buf, size_t *cap, size_t *n)
+{
+    for (;;) {
+        ssize_t got;
+
+        if (*n == *cap) {
+            uint8_t *p = realloc(*buf, *cap * 2);
+            if (!p)
+                return -ENOMEM;
+            *buf = p;
+            *cap *= 2;
+        }
+        got = read(fd, *buf + *n, *cap - *n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return -errno;
+        if (got == 0)
+            return 0;
+        *n += (size_t)got;
+    }
+}
+
+int pp_jd_read_file(const char *path, uint8_t **data, size_t *size)
+{
+    struct stat st;
+    uint8_t *buf = NULL;
+    size_t cap = 0, n = 0;
+    int rc = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    *data = NULL;
+    *size = 0;
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) != 0)
+        rc = -errno;
+    else if (!S_ISREG(st.st_mode))
+        rc = -EINVAL;
+    cap = rc == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
+    if (rc == 0 && !(buf = malloc(cap)))
+        rc = -ENOMEM;
+    if (rc == 0)
+        rc = read_all(fd, &buf, &cap, &n);
+    close(fd);
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    *data = buf;
+    *size = n;
+    return 0;
 }

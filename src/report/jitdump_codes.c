@@ -1,17 +1,18 @@
 /*
- * The code loads of a jitdump (include/perfpy/jitdump_format.h), read with
- * the engine's reader (src/engine/jitdump_read.c). After `perf inject
- * --jit` each trampoline is its own jitted-<pid>-<index>.so and `perf
- * script` prints addresses relative to it; the folder finds a frame's real
- * address and def line again through its code_index here.
+ * The code loads of a jitdump (include/perfpy/jitdump_format.h), read the
+ * way every dump is read: a copy of the file (pp_jd_read_file, which says
+ * why not a mapping) walked with the engine's reader and its debug-entry
+ * iterator (src/engine/jitdump_read.c). After `perf inject --jit` each
+ * trampoline is its own jitted-<pid>-<index>.so and `perf script` prints
+ * addresses relative to it; the folder finds a frame's real address and
+ * def line again through its code_index here.
  */
 #include "perf_data.h"
-#include "perf_data_format.h"
+#include "htab.h"
 #include "perfpy/jitdump_read.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 static int cmp_code(const void *a, const void *b)
 {
@@ -19,14 +20,27 @@ static int cmp_code(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
+/* The line of the first entry of the debug record that belongs to load
+ * (perfpy's writer puts the function's def line there), 0 when it has
+ * none. */
+static int def_line(const pp_jd_reader *r, const pp_jd_record *load,
+                    const pp_jd_record *debug)
+{
+    pp_jd_debug_entry e;
+    size_t pos = 0;
+
+    if (load->u.load.debug_at < 0 || debug->id != JIT_CODE_DEBUG_INFO ||
+        load->u.load.debug_at != (int64_t)debug->offset)
+        return 0;
+    return pp_jd_debug_next(r, debug, &pos, &e) && e.lineno > 0 ? e.lineno : 0;
+}
+
 int pp_jitdump_codes_buffer(const uint8_t *d, size_t len, pp_jit_code **out, size_t *n)
 {
     pp_jit_code *codes = NULL;
     size_t count = 0, cap = 0;
-    uint64_t debug_addr = 0;
-    int debug_line = 0, rc;
     pp_jd_reader r;
-    pp_jd_record rec;
+    pp_jd_record rec, debug = {0};
 
     *out = NULL;
     *n = 0;
@@ -36,28 +50,18 @@ int pp_jitdump_codes_buffer(const uint8_t *d, size_t len, pp_jit_code **out, siz
     }
     /* The reader stops at the first bad record (a dump cut by SIGKILL ends
      * with one): the code loads before it are kept. */
-    while ((rc = pp_jd_next(&r, &rec)) > 0) {
-        if (rec.id == JIT_CODE_DEBUG_INFO && rec.u.debug.nr_entry > 0) {
-            debug_addr = rec.u.debug.code_addr;
-            debug_line = (int)pp__pd_u32(rec.u.debug.entries + 8);
+    while (pp_jd_next(&r, &rec) > 0) {
+        if (rec.id == JIT_CODE_DEBUG_INFO) {
+            debug = rec;
         } else if (rec.id == JIT_CODE_LOAD) {
-            if (count == cap) {
-                size_t c = cap ? cap * 2 : 256;
-                pp_jit_code *nc = realloc(codes, c * sizeof(*nc));
-                if (!nc) {
-                    free(codes);
-                    pp_jd_close(&r);
-                    return -ENOMEM;
-                }
-                codes = nc;
-                cap = c;
+            if (pp__grow((void **)&codes, &cap, count + 1, sizeof(*codes)) < 0) {
+                free(codes);
+                pp_jd_close(&r);
+                return -ENOMEM;
             }
-            codes[count].addr = rec.u.load.code_addr;
-            codes[count].index = rec.u.load.code_index;
-            codes[count].line = rec.u.load.debug_at >= 0 && debug_addr == rec.u.load.code_addr &&
-                                        debug_line > 0 ? debug_line : 0;
-            count++;
-            debug_addr = 0;
+            codes[count++] = (pp_jit_code){.index = rec.u.load.code_index,
+                                           .addr = rec.u.load.code_addr,
+                                           .line = def_line(&r, &rec, &debug)};
         }
     }
     pp_jd_close(&r);
@@ -68,26 +72,18 @@ int pp_jitdump_codes_buffer(const uint8_t *d, size_t len, pp_jit_code **out, siz
     return 0;
 }
 
-
-typedef struct codes_ctx {
-    pp_jit_code **out;
-    size_t *n;
-} codes_ctx;
-
-static int codes_fn(const uint8_t *d, size_t len, void *ctx)
-{
-    codes_ctx *c = ctx;
-    return pp_jitdump_codes_buffer(d, len, c->out, c->n);
-}
-
 int pp_jitdump_codes(const char *path, pp_jit_code **out, size_t *n)
 {
-    codes_ctx c = {out, n};
+    uint8_t *data;
+    size_t size;
     int rc;
 
     *out = NULL;
     *n = 0;
-    rc = pp__perf_data_map(path, codes_fn, &c);
-    return rc == -EINVAL ? 0 : rc;
+    rc = pp_jd_read_file(path, &data, &size);
+    if (rc < 0)
+        return rc == -EINVAL ? 0 : rc;        /* not a regular file: no codes */
+    rc = pp_jitdump_codes_buffer(data, size, out, n);
+    free(data);
+    return rc;
 }
-

@@ -166,8 +166,12 @@ int pp_perf_data_scan_buffer(const uint8_t *d, size_t len, pp_perf_data_info *in
 }
 
 
-/* The whole file mapped read-only, handed to fn (perf_data_format.h). */
-int pp__perf_data_map(const char *path, int (*fn)(const uint8_t *, size_t, void *), void *ctx)
+/* The whole file mapped read-only, handed to fn. A mapping, where a
+ * jitdump is copied (pp_jd_read_file): a perf.data is read once its perf
+ * has stopped (perf writes the header's data size last; record finishes a
+ * killed one first), perf never cuts one in place (it renames an old one to
+ * perf.data.old), and it can be gigabytes. */
+static int with_map(const char *path, int (*fn)(const uint8_t *, size_t, void *), void *ctx)
 {
     struct stat st;
     void *map;
@@ -206,7 +210,7 @@ static int scan_fn(const uint8_t *d, size_t len, void *ctx)
 int pp_perf_data_scan(const char *path, pp_perf_data_info *info)
 {
     memset(info, 0, sizeof(*info));
-    return pp__perf_data_map(path, scan_fn, info);
+    return with_map(path, scan_fn, info);
 }
 
 

@@ -14,7 +14,6 @@
 #ifndef PERFPY_PERF_DATA_FORMAT_H
 #define PERFPY_PERF_DATA_FORMAT_H
 
-#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -56,11 +55,5 @@ static inline uint16_t pp__pd_u16(const uint8_t *p)
     memcpy(&v, p, 2);
     return v;
 }
-
-/* The whole file at path mapped read-only and handed to fn; fn's result,
- * or a negative errno (-EISDIR, -EINVAL: not a regular file of 16 bytes or
- * more). perf_data.c. */
-int pp__perf_data_map(const char *path, int (*fn)(const uint8_t *, size_t, void *),
-                      void *ctx);
 
 #endif

@@ -2,7 +2,8 @@
  * The jitdump reader (src/engine/jitdump_read.c) against crafted input:
  * every header and record check fires with its message and the right byte
  * offset, truncation at every length is caught, byte-swapped dumps read
- * correctly, unknown records are skipped, and errors are sticky.
+ * correctly, unknown records are skipped, and errors are sticky; a dump
+ * on disk is read as a copy that outlives the file's truncation.
  *
  * The dumps are built here, field by field (optionally byte-swapped), so
  * each test can break exactly one thing.
@@ -14,6 +15,11 @@
 #include "perfpy/jitdump_read.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define PID 4242u
 #define CODE 0x7f0000001000ull
@@ -602,4 +608,39 @@ TEST(reader_handles_many_code_indices)
     ASSERT_OK(read_all(b.d, b.n, &r, &n));
     ASSERT_EQ_INT(n, 180);
     pp_jd_close(&r);
+}
+
+/* The one way a dump is read from disk: a copy. A new process with the
+ * same pid truncates jit-<pid>.dump; a reader holding a mapping would fault
+ * (SIGBUS) on the pages past the new end, a copy reads on. */
+TEST(reader_reads_a_file_as_a_copy)
+{
+    struct dump b;
+    char path[4096];
+    uint8_t *data;
+    size_t size;
+    pp_jd_reader r;
+    int n, fd;
+
+    valid(&b, 3);
+    snprintf(path, sizeof(path), "%s/jit-%u.dump", test_tmpdir(), PID);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ASSERT_TRUE(fd >= 0);
+    ASSERT_EQ_INT(write(fd, b.d, b.n), (long)b.n);
+    ASSERT_OK(pp_jd_read_file(path, &data, &size));
+    ASSERT_EQ_UINT(size, b.n);
+    ASSERT_EQ_INT(memcmp(data, b.d, b.n), 0);
+    ASSERT_OK(ftruncate(fd, 0));          /* the pid's next process */
+    close(fd);
+    ASSERT_OK(read_all(data, size, &r, &n));
+    ASSERT_EQ_INT(n, 9);
+    pp_jd_close(&r);
+    free(data);
+    ASSERT_OK(pp_jd_read_file(path, &data, &size));   /* now empty */
+    ASSERT_EQ_UINT(size, 0);
+    free(data);
+    ASSERT_EQ_INT(pp_jd_read_file(test_tmpdir(), &data, &size), -EINVAL);
+    ASSERT_TRUE(data == NULL);
+    snprintf(path, sizeof(path), "%s/absent.dump", test_tmpdir());
+    ASSERT_EQ_INT(pp_jd_read_file(path, &data, &size), -ENOENT);
 }
