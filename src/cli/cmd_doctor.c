@@ -293,6 +293,16 @@ static void check_python(doctor *d, const char *python)
             in.minor);
 }
 
+static int doctor_option(int c, void *opts, pp_usage *u)
+{
+    pp_doctor_opts *o = opts;
+
+    (void)u;
+    if (c == 'd')
+        o->dir = optarg;
+    return PP_PARSED_RUN;
+}
+
 int pp_doctor_parse(int argc, char **argv, pp_doctor_opts *o, pp_usage *u)
 {
     static const struct option opts[] = {
@@ -300,22 +310,12 @@ int pp_doctor_parse(int argc, char **argv, pp_doctor_opts *o, pp_usage *u)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    int rc;
 
     o->dir = NULL;
     o->python = "python3";
-    pp_getopt_reset();
-    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd':
-            o->dir = optarg;
-            break;
-        case 'h':
-            return PP_PARSED_HELP;
-        default:
-            return pp_getopt_error(c, argc, argv, u);
-        }
-    }
+    if ((rc = pp_getopt_each(argc, argv, "+:h", opts, doctor_option, o, u)) != PP_PARSED_RUN)
+        return rc;
     if (optind < argc)
         o->python = argv[optind];
     return PP_PARSED_RUN;

@@ -158,10 +158,7 @@ int pp_exec_parse(int argc, char **argv, pp_exec_opts *o, pp_usage *u)
     }
     if (i < argc && strcmp(argv[i], "--") == 0)
         i++;
-    if (i >= argc)
-        return pp_usage_set(u, "no program given");
-    o->argv = argv + i;
-    return PP_PARSED_RUN;
+    return pp_operand_program(argc, argv, i, NULL, &o->argv, u);
 }
 
 int pp_cmd_exec(int argc, char **argv)

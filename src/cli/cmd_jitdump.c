@@ -205,6 +205,15 @@ static void report(const char *path, const pp_jd_reader *r,
              "no source lines for them");
 }
 
+static int jitdump_option(int c, void *opts, pp_usage *u)
+{
+    pp_jitdump_opts *o = opts;
+
+    (void)u;
+    o->list |= c == 'l';
+    return PP_PARSED_RUN;
+}
+
 int pp_jitdump_parse(int argc, char **argv, pp_jitdump_opts *o, pp_usage *u)
 {
     static const struct option opts[] = {
@@ -212,28 +221,13 @@ int pp_jitdump_parse(int argc, char **argv, pp_jitdump_opts *o, pp_usage *u)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    int rc;
 
     o->list = 0;
     o->path = NULL;
-    pp_getopt_reset();
-    while ((c = getopt_long(argc, argv, ":lh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'l':
-            o->list = 1;
-            break;
-        case 'h':
-            return PP_PARSED_HELP;
-        default:
-            return pp_getopt_error(c, argc, argv, u);
-        }
-    }
-    if (optind >= argc)
-        return pp_usage_set(u, "no file given (perfpy jitdump /tmp/jit-<pid>.dump)");
-    if (optind + 1 < argc)
-        return pp_usage_set(u, "one file at a time ('%s' is extra)", argv[optind + 1]);
-    o->path = argv[optind];
-    return PP_PARSED_RUN;
+    if ((rc = pp_getopt_each(argc, argv, ":lh", opts, jitdump_option, o, u)) != PP_PARSED_RUN)
+        return rc;
+    return pp_operand_one(argc, argv, "file", "perfpy jitdump /tmp/jit-<pid>.dump", &o->path, u);
 }
 
 int pp_cmd_jitdump(int argc, char **argv)

@@ -145,10 +145,78 @@ static void help(FILE *out)
 
 /* ---- options ---------------------------------------------------------------- */
 
+enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLINE,
+       OPT_GRACE };
+
+/* A number of seconds from 0 to max: 0, or -1. */
+static int parse_seconds(const char *s, double max, double *out)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0) || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int record_option(int c, void *opts, pp_usage *u)
+{
+    pp_record_opts *o = opts;
+
+    switch (c) {
+    case 'o':
+        return pp_option_output(optarg, &o->output, u);
+    case 'f':
+        return pp_option_format(optarg, &o->format, u);
+    case 'r':
+        if (pp_parse_long(optarg, 1, 100000, &o->rate) < 0)
+            return pp_usage_set(u, "--rate takes a whole number of samples "
+                                  "per second from 1 to 100000, not '%s'", optarg);
+        break;
+    case 'd':
+        if (parse_seconds(optarg, 1e7, &o->duration) < 0 || o->duration == 0)
+            return pp_usage_set(u, "--duration takes a positive number of "
+                                  "seconds, not '%s'", optarg);
+        break;
+    case OPT_GRACE:
+        if (parse_seconds(optarg, 3600, &o->grace) < 0)
+            return pp_usage_set(u, "--grace takes a number of seconds from 0 to 3600, "
+                                  "not '%s'", optarg);
+        break;
+    case 'p':
+        if (pp_parse_long(optarg, 1, 1L << 30, &o->pid) < 0)
+            return pp_usage_set(u, "--pid takes a process id, not '%s'", optarg);
+        break;
+    case OPT_MODE:
+        if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "jit"))
+            return pp_usage_set(u, "--mode must be auto, perf or jit, not '%s'",
+                                  optarg);
+        o->mode = optarg;
+        break;
+    case OPT_STACK:
+        if (pp_parse_long(optarg, 8, MAX_STACK, &o->stack_size) < 0 || o->stack_size % 8)
+            return pp_usage_set(u, "--stack-size takes a multiple of 8 from 8 "
+                                  "to %d bytes, not '%s'", MAX_STACK, optarg);
+        break;
+    case OPT_NATIVE:
+    case OPT_NO_NATIVE:
+        o->no_native = c == OPT_NO_NATIVE;
+        break;
+    case OPT_KEEP:
+        o->keep = 1;
+        break;
+    case OPT_INLINE:
+        o->inline_frames = 1;
+        break;
+    }
+    return PP_PARSED_RUN;
+}
+
 int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
 {
-    enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLINE,
-           OPT_GRACE };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'},
         {"format", required_argument, NULL, 'f'},
@@ -165,78 +233,16 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    char *end;
-    int c;
+    int rc;
 
     memset(o, 0, sizeof(*o));
     o->rate = DEFAULT_RATE;
     o->mode = "auto";
     o->stack_size = DEFAULT_STACK;
     o->grace = DEFAULT_GRACE;
-    pp_getopt_reset();
-    while ((c = getopt_long(argc, argv, "+:o:f:r:d:p:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            o->output = optarg;
-            break;
-        case 'f':
-            o->format = pp_format_find(optarg);
-            if (!o->format)
-                return pp_usage_set(u, "unknown format '%s' (one of: %s)", optarg,
-                                      pp_format_names());
-            break;
-        case 'r':
-            if (pp_parse_long(optarg, 1, 100000, &o->rate) < 0)
-                return pp_usage_set(u, "--rate takes a whole number of samples "
-                                      "per second from 1 to 100000, not '%s'", optarg);
-            break;
-        case 'd':
-            errno = 0;
-            o->duration = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !(o->duration > 0) || o->duration > 1e7)
-                return pp_usage_set(u, "--duration takes a positive number of "
-                                      "seconds, not '%s'", optarg);
-            break;
-        case OPT_GRACE:
-            errno = 0;
-            o->grace = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !(o->grace >= 0) || o->grace > 3600)
-                return pp_usage_set(u, "--grace takes a number of seconds from 0 to 3600, "
-                                      "not '%s'", optarg);
-            break;
-        case 'p':
-            if (pp_parse_long(optarg, 1, 1L << 30, &o->pid) < 0)
-                return pp_usage_set(u, "--pid takes a process id, not '%s'", optarg);
-            break;
-        case OPT_MODE:
-            if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "jit"))
-                return pp_usage_set(u, "--mode must be auto, perf or jit, not '%s'",
-                                      optarg);
-            o->mode = optarg;
-            break;
-        case OPT_STACK:
-            if (pp_parse_long(optarg, 8, MAX_STACK, &o->stack_size) < 0 || o->stack_size % 8)
-                return pp_usage_set(u, "--stack-size takes a multiple of 8 from 8 "
-                                      "to %d bytes, not '%s'", MAX_STACK, optarg);
-            break;
-        case OPT_NATIVE:
-            o->no_native = 0;
-            break;
-        case OPT_NO_NATIVE:
-            o->no_native = 1;
-            break;
-        case OPT_KEEP:
-            o->keep = 1;
-            break;
-        case OPT_INLINE:
-            o->inline_frames = 1;
-            break;
-        case 'h':
-            return PP_PARSED_HELP;
-        default:
-            return pp_getopt_error(c, argc, argv, u);
-        }
-    }
+    rc = pp_getopt_each(argc, argv, "+:o:f:r:d:p:h", opts, record_option, o, u);
+    if (rc != PP_PARSED_RUN)
+        return rc;
     if (optind < argc)
         o->argv = argv + optind;
     if (!o->argv && !o->pid)

@@ -68,6 +68,46 @@ static void help(FILE *out)
             "  perfpy report -f speedscope -o app.speedscope.json perf.data\n");
 }
 
+static int report_option(int c, void *opts, pp_usage *u)
+{
+    pp_report_cli *cli = opts;
+    pp_report_opts *o = &cli->report;
+
+    switch (c) {
+    case 'f':
+        return pp_option_format(optarg, &o->format, u);
+    case 'o':
+        return pp_option_output(optarg, &o->output, u);
+    case 'N':
+    case 'n':
+        o->no_native = c == 'N';
+        break;
+    case 'k':
+        o->keep = 1;
+        break;
+    case 'L':
+        o->lines_dir = optarg;
+        break;
+    case 'T':
+        o->title = optarg;
+        break;
+    case 't':
+        if (pp_parse_long(optarg, 0, 100000, &cli->top) < 0)
+            return pp_usage_set(u, "--top needs a number from 0 to 100000, not '%s'", optarg);
+        break;
+    case 'q':
+        cli->quiet = 1;
+        break;
+    case 'S':
+        o->from_script = 1;
+        break;
+    case 'I':
+        o->inline_frames = 1;
+        break;
+    }
+    return PP_PARSED_RUN;
+}
+
 int pp_report_parse(int argc, char **argv, pp_report_cli *cli, pp_usage *u)
 {
     static const struct option opts[] = {
@@ -86,68 +126,16 @@ int pp_report_parse(int argc, char **argv, pp_report_cli *cli, pp_usage *u)
         {NULL, 0, NULL, 0},
     };
     static const pp_report_opts defaults = PP_REPORT_OPTS_INIT;
-    pp_report_opts *o = &cli->report;
-    int c;
+    int rc;
 
-    *o = defaults;
+    cli->report = defaults;
     cli->top = 10;
     cli->quiet = 0;
-    pp_getopt_reset();
-    while ((c = getopt_long(argc, argv, ":f:o:qh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-            o->format = pp_format_find(optarg);
-            if (!o->format)
-                return pp_usage_set(u, "unknown format '%s' (formats: %s)", optarg,
-                                      pp_format_names());
-            break;
-        case 'o':
-            if (!*optarg)
-                return pp_usage_set(u, "-o needs a file name");
-            o->output = optarg;
-            break;
-        case 'N':
-            o->no_native = 1;
-            break;
-        case 'n':
-            o->no_native = 0;
-            break;
-        case 'k':
-            o->keep = 1;
-            break;
-        case 'L':
-            o->lines_dir = optarg;
-            break;
-        case 'T':
-            o->title = optarg;
-            break;
-        case 't':
-            if (pp_parse_long(optarg, 0, 100000, &cli->top) < 0)
-                return pp_usage_set(u, "--top needs a number from 0 to 100000, "
-                                      "not '%s'", optarg);
-            break;
-        case 'q':
-            cli->quiet = 1;
-            break;
-        case 'S':
-            o->from_script = 1;
-            break;
-        case 'I':
-            o->inline_frames = 1;
-            break;
-        case 'h':
-            return PP_PARSED_HELP;
-        default:
-            return pp_getopt_error(c, argc, argv, u);
-        }
-    }
-    if (optind >= argc)
-        return pp_usage_set(u, "no perf.data given (perfpy report perf.data)");
-    if (optind + 1 < argc)
-        return pp_usage_set(u, "one perf.data at a time ('%s' is extra)",
-                              argv[optind + 1]);
-    o->input = argv[optind];
-    o->progress = cli->quiet ? 0 : -1;
+    if ((rc = pp_getopt_each(argc, argv, ":f:o:qh", opts, report_option, cli, u)) != 0 ||
+        (rc = pp_operand_one(argc, argv, "perf.data", "perfpy report perf.data",
+                             &cli->report.input, u)) != 0)
+        return rc;
+    cli->report.progress = cli->quiet ? 0 : -1;
     return PP_PARSED_RUN;
 }
 

@@ -57,6 +57,15 @@ static const char *mode_env(const char *mode)
     return NULL;
 }
 
+static int run_option(int c, void *opts, pp_usage *u)
+{
+    pp_run_opts *o = opts;
+
+    if (c == 'm' && !(o->mode = mode_env(optarg)))
+        return pp_usage_set(u, "--mode must be perf or jit, not '%s'", optarg);
+    return PP_PARSED_RUN;
+}
+
 int pp_run_parse(int argc, char **argv, pp_run_opts *o, pp_usage *u)
 {
     static const struct option opts[] = {
@@ -64,28 +73,13 @@ int pp_run_parse(int argc, char **argv, pp_run_opts *o, pp_usage *u)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    int rc;
 
     o->mode = "perf";
     o->argv = NULL;
-    pp_getopt_reset();
-    while ((c = getopt_long(argc, argv, "+:m:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            o->mode = mode_env(optarg);
-            if (!o->mode)
-                return pp_usage_set(u, "--mode must be perf or jit, not '%s'", optarg);
-            break;
-        case 'h':
-            return PP_PARSED_HELP;
-        default:
-            return pp_getopt_error(c, argc, argv, u);
-        }
-    }
-    if (optind >= argc)
-        return pp_usage_set(u, "no program given (perfpy run -- python app.py)");
-    o->argv = argv + optind;
-    return PP_PARSED_RUN;
+    if ((rc = pp_getopt_each(argc, argv, "+:m:h", opts, run_option, o, u)) != PP_PARSED_RUN)
+        return rc;
+    return pp_operand_program(argc, argv, optind, "perfpy run -- python app.py", &o->argv, u);
 }
 
 int pp_cmd_run(int argc, char **argv)

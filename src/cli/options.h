@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "report/report.h"
 
+#include <getopt.h>
 #include <stdio.h>
 
 #define PP_PARSED_RUN 0
@@ -102,5 +103,29 @@ int pp_getopt_error(int c, int argc, char **argv, pp_usage *u);
 void pp_getopt_reset(void);
 /* A whole number in [lo, hi]: 0, or -1. */
 int pp_parse_long(const char *s, long lo, long hi, long *out);
+
+/* One option of a subcommand, c as getopt_long returns it (its letter, or
+ * a long-only code; optarg its value): fills opts and returns
+ * PP_PARSED_RUN, or a usage error (pp_usage_set). */
+typedef int pp_option_fn(int c, void *opts, pp_usage *u);
+/* The option loop of every parser: getopt_long over argv from its start
+ * (pp_getopt_reset), -h/--help -> PP_PARSED_HELP, a missing value or an
+ * unknown option -> a usage error (pp_getopt_error), each other option to
+ * fn. PP_PARSED_RUN with optind at the first operand, or where it stopped. */
+int pp_getopt_each(int argc, char **argv, const char *shortopts,
+                   const struct option *longopts, pp_option_fn *fn, void *opts,
+                   pp_usage *u);
+/* The operands: exactly one, named `what` in the messages ("no perf.data
+ * given (perfpy report perf.data)", "one perf.data at a time"). */
+int pp_operand_one(int argc, char **argv, const char *what, const char *example,
+                   const char **out, pp_usage *u);
+/* A program and its arguments from argv[first] to the end; example (or
+ * NULL) follows "no program given". */
+int pp_operand_program(int argc, char **argv, int first, const char *example,
+                       char ***out, pp_usage *u);
+/* -f NAME and -o FILE of record and report: the format's table row, a
+ * file name that is not empty. */
+int pp_option_format(const char *arg, const pp_format **out, pp_usage *u);
+int pp_option_output(const char *arg, const char **out, pp_usage *u);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * Helpers shared by the subcommands: messages, the module directory, the
- * child's environment and a checked close of stdout.
+ * Helpers shared by the subcommands: messages, the option loop and operand
+ * checks of every parser, the module directory, the child's environment and
+ * a checked close of stdout.
  */
 #include "cli.h"
 #include "options.h"
@@ -68,6 +69,61 @@ void pp_getopt_reset(void)
 {
     optind = 0;
     opterr = 0;
+}
+
+int pp_getopt_each(int argc, char **argv, const char *shortopts,
+                   const struct option *longopts, pp_option_fn *fn, void *opts,
+                   pp_usage *u)
+{
+    int c, rc;
+
+    pp_getopt_reset();
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        if (c == 'h')
+            return PP_PARSED_HELP;
+        if (c == '?' || c == ':')
+            return pp_getopt_error(c, argc, argv, u);
+        if ((rc = fn(c, opts, u)) != PP_PARSED_RUN)
+            return rc;
+    }
+    return PP_PARSED_RUN;
+}
+
+int pp_operand_one(int argc, char **argv, const char *what, const char *example,
+                   const char **out, pp_usage *u)
+{
+    if (optind >= argc)
+        return pp_usage_set(u, "no %s given (%s)", what, example);
+    if (optind + 1 < argc)
+        return pp_usage_set(u, "one %s at a time ('%s' is extra)", what, argv[optind + 1]);
+    *out = argv[optind];
+    return PP_PARSED_RUN;
+}
+
+int pp_operand_program(int argc, char **argv, int first, const char *example,
+                       char ***out, pp_usage *u)
+{
+    if (first >= argc)
+        return example ? pp_usage_set(u, "no program given (%s)", example)
+                       : pp_usage_set(u, "no program given");
+    *out = argv + first;
+    return PP_PARSED_RUN;
+}
+
+int pp_option_format(const char *arg, const pp_format **out, pp_usage *u)
+{
+    *out = pp_format_find(arg);
+    if (!*out)
+        return pp_usage_set(u, "unknown format '%s' (formats: %s)", arg, pp_format_names());
+    return PP_PARSED_RUN;
+}
+
+int pp_option_output(const char *arg, const char **out, pp_usage *u)
+{
+    if (!*arg)
+        return pp_usage_set(u, "-o needs a file name");
+    *out = arg;
+    return PP_PARSED_RUN;
 }
 
 int pp_parse_long(const char *s, long lo, long hi, long *out)

@@ -433,28 +433,34 @@ const struct pp_arch pp__arch_x86_64 = PP_ARCH_X86_64;
 const struct pp_arch pp__arch_aarch64 = PP_ARCH_AARCH64;
 const struct pp_arch pp__arch = PP_ARCH_ROW;
 
+/* A dry run of emit_all: the whole size, and the table's in *table. */
+static size_t measure(const struct pp_arch *arch, const struct pp_template_layout *l,
+                      size_t *table)
+{
+    struct sink s = {NULL, 0, 0};
+
+    *table = 0;
+    if (!layout_ok(arch, l))
+        return 0;
+    emit_all(&s, arch, l, l->size, table);
+    return s.n;
+}
+
 size_t pp__ehframe_table_size(const struct pp_arch *arch,
                               const struct pp_template_layout *l)
 {
-    struct sink s = {NULL, 0, 0};
     size_t table;
 
-    if (!layout_ok(arch, l))
-        return 0;
-    emit_all(&s, arch, l, l->size, &table);
+    measure(arch, l, &table);
     return table;
 }
 
 size_t pp__ehframe_size(const struct pp_arch *arch,
                         const struct pp_template_layout *l)
 {
-    struct sink s = {NULL, 0, 0};
     size_t table;
 
-    if (!layout_ok(arch, l))
-        return 0;
-    emit_all(&s, arch, l, l->size, &table);
-    return s.n;
+    return measure(arch, l, &table);
 }
 
 ssize_t pp__ehframe_build(const struct pp_arch *arch, uint8_t *out,
