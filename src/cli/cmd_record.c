@@ -688,7 +688,8 @@ static int report(plan *p)
     pp_report_opts ro = {
         .input = p->data, .format = p->o.format, .output = p->output,
         .no_native = p->o.no_native, .keep = p->o.keep, .lines_dir = p->dir,
-        .perf = p->perf, .inline_frames = p->o.inline_frames, .progress = -1,
+        .perf = p->perf, .inline_frames = p->o.inline_frames,
+        .progress = pp_progress_on_stderr(0),
         .no_inject = strcmp(p->mode, "perf") == 0,
     };
     int rc = pp_report(&ro, &p->rr);

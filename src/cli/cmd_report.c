@@ -131,12 +131,11 @@ int pp_report_parse(int argc, char **argv, pp_report_cli *cli, pp_usage *u)
     cli->report = defaults;
     cli->top = 10;
     cli->quiet = 0;
-    if ((rc = pp_getopt_each(argc, argv, ":f:o:qh", opts, report_option, cli, u)) != 0 ||
-        (rc = pp_operand_one(argc, argv, "perf.data", "perfpy report perf.data",
-                             &cli->report.input, u)) != 0)
+    rc = pp_getopt_each(argc, argv, ":f:o:qh", opts, report_option, cli, u);
+    if (rc != PP_PARSED_RUN)
         return rc;
-    cli->report.progress = cli->quiet ? 0 : -1;
-    return PP_PARSED_RUN;
+    return pp_operand_one(argc, argv, "perf.data", "perfpy report perf.data",
+                          &cli->report.input, u);
 }
 
 int pp_cmd_report(int argc, char **argv)
@@ -148,6 +147,7 @@ int pp_cmd_report(int argc, char **argv)
 
     if ((rc = pp_parsed("report", pp_report_parse(argc, argv, &cli, &u), &u, help)) >= 0)
         return rc;
+    cli.report.progress = pp_progress_on_stderr(cli.quiet);
     rc = pp_report(&cli.report, &r);
     if (r.warning[0])
         fprintf(stderr, "perfpy: warning: %s\n", r.warning);

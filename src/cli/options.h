@@ -128,4 +128,9 @@ int pp_operand_program(int argc, char **argv, int first, const char *example,
 int pp_option_format(const char *arg, const pp_format **out, pp_usage *u);
 int pp_option_output(const char *arg, const char **out, pp_usage *u);
 
+/* For the commands that run the report pipeline (record, report): its
+ * progress as one line on stderr rewritten in place, when stderr is a
+ * terminal and the command is not quiet; else {NULL} (silent). */
+pp_progress pp_progress_on_stderr(int quiet);
+
 #endif

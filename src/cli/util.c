@@ -110,6 +110,23 @@ int pp_operand_program(int argc, char **argv, int first, const char *example,
     return PP_PARSED_RUN;
 }
 
+static void progress_line(void *ctx, pp_progress_step step, uint64_t samples, double s)
+{
+    (void)ctx;
+    if (step == PP_PROGRESS_INJECT)
+        fprintf(stderr, "perfpy: perf inject --jit ...\r");
+    else if (step == PP_PROGRESS_SAMPLES)
+        fprintf(stderr, "\rperfpy: reading samples: %llu (%.0f s)\033[K",
+                (unsigned long long)samples, s);
+    else
+        fprintf(stderr, "\r\033[K");
+}
+
+pp_progress pp_progress_on_stderr(int quiet)
+{
+    return (pp_progress){.fn = !quiet && isatty(2) ? progress_line : NULL};
+}
+
 int pp_option_format(const char *arg, const pp_format **out, pp_usage *u)
 {
     *out = pp_format_find(arg);

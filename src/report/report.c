@@ -37,20 +37,25 @@ typedef struct fold_ctx {
     const pp_fold_opts *fo;
     pp_profile *p;
     pp_folder *folder;
-    int progress;
+    const pp_progress *progress;
     double start, last;
     uint64_t n;
 } fold_ctx;
+
+static void tell(const pp_progress *p, pp_progress_step step, uint64_t n, double s)
+{
+    if (p->fn)
+        p->fn(p->ctx, step, n, s);
+}
 
 static int fold_progress(void *ctx, const pp_script_sample *s)
 {
     fold_ctx *c = ctx;
 
-    if (c->progress && (++c->n & 0x3fff) == 0) {
+    if (c->progress->fn && (++c->n & 0x3fff) == 0) {
         double t = now_s();
         if (t - c->start > 1.0 && t - c->last > 0.25) {
-            fprintf(stderr, "\rperfpy: reading samples: %llu (%.0f s)\033[K",
-                    (unsigned long long)c->n, t - c->start);
+            tell(c->progress, PP_PROGRESS_SAMPLES, c->n, t - c->start);
             c->last = t;
         }
     }
@@ -72,8 +77,8 @@ static int fold_fd(int fd, void *ctx)
     }
     c->start = c->last = now_s();
     rc = pp_script_parse_fd(parser, fd);
-    if (c->progress && now_s() - c->start > 1.0)
-        fprintf(stderr, "\r\033[K");
+    if (now_s() - c->start > 1.0)
+        tell(c->progress, PP_PROGRESS_DONE, c->n, now_s() - c->start);
     c->p->bad_lines += pp_script_stats_of(parser)->bad_lines;
     pp_script_close(parser);
     pp_fold_close(c->folder);
@@ -142,7 +147,6 @@ typedef struct run {
     char path[PATH_MAX];          /* injected.data or forks.data in tmp */
     char lines_dir[PATH_MAX];
     char **made;                  /* jitted-*.so files inject wrote */
-    int progress;
 } run;
 
 static int check_input(run *x)
@@ -207,11 +211,9 @@ static int inject(run *x)
     if ((size_t)snprintf(x->path, sizeof(x->path), "%s/injected.data", x->tmp) >=
         sizeof(x->path))
         return pp_error_set(x->e, -ENAMETOOLONG, "temporary path too long: %s", x->tmp);
-    if (x->progress)
-        fprintf(stderr, "perfpy: perf inject --jit ...\r");
+    tell(&x->o->progress, PP_PROGRESS_INJECT, 0, 0);
     rc = pp_perf_inject(x->perf, x->o->input, x->path, x->tmp, &r->info, &x->made, x->e);
-    if (x->progress)
-        fprintf(stderr, "\r\033[K");
+    tell(&x->o->progress, PP_PROGRESS_DONE, 0, 0);
     if (rc < 0) {
         pp_perf_explain_newer_writer(x->perf, x->o->input, &r->info, x->e);
         return rc;
@@ -241,7 +243,7 @@ static void fix_forks(run *x)
 static int script(run *x)
 {
     pp_fold_opts fo = {x->o->no_native, x->lines_dir, x->r->injected ? &x->r->info : NULL};
-    fold_ctx c = {.fo = &fo, .p = &x->r->profile, .progress = x->progress};
+    fold_ctx c = {.fo = &fo, .p = &x->r->profile, .progress = &x->o->progress};
     int rc;
 
     lines_dir_for(x->o, x->lines_dir, sizeof(x->lines_dir));
@@ -294,7 +296,7 @@ static void finish(run *x, int rc)
 static int report_text(run *x)
 {
     pp_fold_opts fo = {x->o->no_native, x->lines_dir, NULL};
-    fold_ctx c = {.fo = &fo, .p = &x->r->profile, .progress = x->progress};
+    fold_ctx c = {.fo = &fo, .p = &x->r->profile, .progress = &x->o->progress};
     const char *in = x->o->input;
     int fd, rc;
 
@@ -326,8 +328,7 @@ int pp_report(const pp_report_opts *o, pp_report_result *r)
     if (pp_profile_init(&r->profile) < 0 || !(x = calloc(1, sizeof(*x))))
         return pp_error_set(&r->err, -ENOMEM, "out of memory");
     *x = (run){.o = o, .r = r, .e = &r->err, .data = o->input,
-               .f = o->format ? o->format : pp_format_find("flamegraph"),
-               .progress = o->progress < 0 ? isatty(2) : o->progress};
+               .f = o->format ? o->format : pp_format_find("flamegraph")};
     if (!o->input) {
         free(x);
         return pp_error_set(&r->err, -EINVAL, "no perf.data given");

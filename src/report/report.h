@@ -20,9 +20,10 @@
  * fix-ups), jitdump_codes.c (a dump's code loads), perf_script.c
  * and fold.c (text to profile), output/ (the writers, atomic writes).
  * Errors are values: 0 or a negative errno, the sentence in r->err; this
- * layer includes nothing of the commands and prints nothing but the
- * progress line it is asked for (o->progress). The input perf.data is only
- * ever read.
+ * layer includes nothing of the commands and prints nothing: its progress
+ * goes to the callback the command supplies (o->progress), and
+ * pp_summary_print writes to the stream the command gives it. The input
+ * perf.data is only ever read.
  */
 #ifndef PERFPY_REPORT_H
 #define PERFPY_REPORT_H
@@ -34,6 +35,21 @@
 #include "perfpy/error.h"
 
 #include <limits.h>
+#include <stdint.h>
+
+/* What the pipeline is doing, for a command that shows it. */
+typedef enum pp_progress_step {
+    PP_PROGRESS_INJECT,          /* perf inject --jit starts */
+    PP_PROGRESS_SAMPLES,         /* samples folded so far, seconds spent on them */
+    PP_PROGRESS_DONE,            /* what was shown is over (clear it) */
+} pp_progress_step;
+
+typedef struct pp_progress {
+    /* NULL: nothing is reported. Called from the pipeline's own thread;
+     * SAMPLES at most every 0.25 s and only after the first second. */
+    void (*fn)(void *ctx, pp_progress_step step, uint64_t samples, double seconds);
+    void *ctx;
+} pp_progress;
 
 typedef struct pp_report_opts {
     const char *input;           /* perf.data to read (required) */
@@ -44,7 +60,7 @@ typedef struct pp_report_opts {
     const char *lines_dir;       /* perfpy-<pid>.lines; NULL: the input's directory */
     const char *perf;            /* perf executable; NULL: $PERF or "perf" on PATH */
     const char *title;           /* graphical formats' title; NULL: program name */
-    int progress;                /* 1 on, 0 off, -1: when stderr is a terminal */
+    pp_progress progress;        /* {NULL}: silent */
     const char *tmpdir;          /* for the temporary directory; NULL: $TMPDIR or /tmp */
     int from_script;             /* input is `perf script` text (-F PP_SCRIPT_FIELDS),
                                     "-" for stdin: no perf is run */
@@ -57,7 +73,7 @@ typedef struct pp_report_opts {
                                     inject would drop */
 } pp_report_opts;
 
-#define PP_REPORT_OPTS_INIT {.progress = -1}
+#define PP_REPORT_OPTS_INIT {.input = NULL}
 
 typedef struct pp_report_result {
     pp_profile profile;          /* the folded profile (totals, stacks) */
