@@ -1,6 +1,7 @@
 /*
- * What `perfpy record`'s files share (cmd_record.c: options, the plan and
- * its steps; record_run.c: perf and the program while they run).
+ * What `perfpy record`'s files share (cmd_record.c: the plan and its
+ * steps; record_options.c: --help and the parser; record_run.c: perf and
+ * the program while they run).
  */
 #ifndef PERFPY_RECORD_H
 #define PERFPY_RECORD_H
@@ -9,8 +10,12 @@
 #include "report/profile.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+/* perfpy record --help (record_options.c). */
+void pp__record_help(FILE *out);
 
 /* perf while it records, and the program under it. */
 typedef struct run_state {

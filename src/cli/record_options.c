@@ -1,0 +1,205 @@
+/*
+ * perfpy record's options: its --help text and its parser (options.h),
+ * apart from the command so that both read in one screen each. The parser
+ * prints and starts nothing (tests/fuzz/fuzz_options.c feeds it hostile
+ * argument vectors); the defaults the help names are defined here once.
+ */
+#include "cli.h"
+#include "options.h"
+#include "record.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_RATE 399
+#define DEFAULT_STACK 32768
+#define DEFAULT_GRACE 5.0
+#define MAX_STACK 65528
+
+void pp__record_help(FILE *out)
+{
+    fprintf(out,
+            "usage: perfpy record [options] [--] PROGRAM [ARGS...]\n"
+            "       perfpy record [options] -p PID\n"
+            "\n"
+            "Profile a Python program with perf and write a profile: Python functions\n"
+            "(qualname (file:line)), C extensions, libc and the kernel in one stack, on\n"
+            "every CPython from 3.8. The program needs no change; children (fork,\n"
+            "multiprocessing, subprocess running Python) are profiled too. A summary goes\n"
+            "to stderr; the exit status is the program's.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output FILE     where to write (default: <program>-<timestamp>.<ext>\n"
+            "                        in the current directory)\n"
+            "  -f, --format FORMAT   flamegraph (default; interactive .svg), html (flame\n"
+            "                        graph + sortable table), speedscope (.speedscope.json),\n"
+            "                        pprof (.pb.gz), collapsed (.txt), perf (injected\n"
+            "                        perf.data for perf report/Hotspot; its jitted ELFs are\n"
+            "                        kept in FILE.jit/)\n"
+            "  -r, --rate HZ         samples per second per busy thread (default: %d;\n"
+            "                        with the default stack size a 60-second recording of\n"
+            "                        one busy thread is about 0.8 GB)\n"
+            "  -d, --duration SECS   stop after SECS seconds: the program gets SIGINT, as\n"
+            "                        on Ctrl-C (default: until the program exits or Ctrl-C)\n"
+            "      --grace SECS      after Ctrl-C or --duration, how long the program has\n"
+            "                        to end by itself (its KeyboardInterrupt handlers run)\n"
+            "                        before it gets SIGTERM, then as long again before its\n"
+            "                        whole process tree gets SIGKILL (default: %g)\n"
+            "  -p, --pid PID         attach to a running process whose perfpy engine is\n"
+            "                        already active (PERFPY=jit or -X perf_jit); stop with\n"
+            "                        Ctrl-C or --duration (default: none; start PROGRAM)\n"
+            "      --mode MODE       auto (default): perf map + frame pointers when the\n"
+            "                        interpreter keeps frame pointers, else jit; perf:\n"
+            "                        names from /tmp/perf-<pid>.map (without frame\n"
+            "                        pointers, stacks stop at the innermost Python\n"
+            "                        function with a perf using libunwind, and name no\n"
+            "                        Python function with one using libdw, as perf 7\n"
+            "                        does); jit: jitdump + DWARF unwinding, whole\n"
+            "                        stacks without frame pointers\n"
+            "      --stack-size BYTES  stack copied per sample for DWARF unwinding, a\n"
+            "                        multiple of 8 up to %d (default: %d, about 60\n"
+            "                        Python frames on 3.8-3.13, 30 on 3.14+)\n"
+            "      --native          keep C, libc and kernel frames (default)\n"
+            "      --no-native       Python frames only (default: off)\n"
+            "      --inline          keep C functions the compiler inlined (shown as\n"
+            "                        'name (inlined)'); slower: perf then runs addr2line\n"
+            "                        for every library and Python function sampled\n"
+            "                        (default: off)\n"
+            "      --keep            keep the recording and intermediate files (the\n"
+            "                        directory is printed; default: all removed)\n"
+            "  -h, --help            this help\n"
+            "\n"
+            "environment:\n"
+            "  PERF                  the perf executable (default: perf on PATH)\n"
+            "  TMPDIR                where the recording directory goes (default: /tmp;\n"
+            "                        then, in jit mode, if /tmp is on disk and /dev/shm is\n"
+            "                        a memory filesystem with 1 GiB free, the dumps and\n"
+            "                        the files perf inject makes from them go to /dev/shm;\n"
+            "                        with a perf that unwinds with libdw they go to /tmp\n"
+            "                        itself, the only place its unwinder reads them, and\n"
+            "                        only this recording's files are removed)\n"
+            "\n"
+            "exit status:\n"
+            "  the program's own, after Ctrl-C too (0 when --duration stopped it); 1 if\n"
+            "  perfpy or perf failed; 2 for a usage error\n"
+            "\n"
+            "examples:\n"
+            "  perfpy record -- python app.py\n"
+            "  perfpy record -f html -o app.html -r 999 -- python -m mypackage\n",
+            DEFAULT_RATE, DEFAULT_GRACE, MAX_STACK, DEFAULT_STACK);
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLINE,
+       OPT_GRACE };
+
+/* A number of seconds from 0 to max: 0, or -1. */
+static int parse_seconds(const char *s, double max, double *out)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0) || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int record_option(int c, void *opts, pp_usage *u)
+{
+    pp_record_opts *o = opts;
+
+    switch (c) {
+    case 'o':
+        return pp_option_output(optarg, &o->output, u);
+    case 'f':
+        return pp_option_format(optarg, &o->format, u);
+    case 'r':
+        if (pp_parse_long(optarg, 1, 100000, &o->rate) < 0)
+            return pp_usage_set(u, "--rate takes a whole number of samples "
+                                  "per second from 1 to 100000, not '%s'", optarg);
+        break;
+    case 'd':
+        if (parse_seconds(optarg, 1e7, &o->duration) < 0 || o->duration == 0)
+            return pp_usage_set(u, "--duration takes a positive number of "
+                                  "seconds, not '%s'", optarg);
+        break;
+    case OPT_GRACE:
+        if (parse_seconds(optarg, 3600, &o->grace) < 0)
+            return pp_usage_set(u, "--grace takes a number of seconds from 0 to 3600, "
+                                  "not '%s'", optarg);
+        break;
+    case 'p':
+        if (pp_parse_long(optarg, 1, 1L << 30, &o->pid) < 0)
+            return pp_usage_set(u, "--pid takes a process id, not '%s'", optarg);
+        break;
+    case OPT_MODE:
+        if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "jit"))
+            return pp_usage_set(u, "--mode must be auto, perf or jit, not '%s'",
+                                  optarg);
+        o->mode = optarg;
+        break;
+    case OPT_STACK:
+        if (pp_parse_long(optarg, 8, MAX_STACK, &o->stack_size) < 0 || o->stack_size % 8)
+            return pp_usage_set(u, "--stack-size takes a multiple of 8 from 8 "
+                                  "to %d bytes, not '%s'", MAX_STACK, optarg);
+        break;
+    case OPT_NATIVE:
+    case OPT_NO_NATIVE:
+        o->no_native = c == OPT_NO_NATIVE;
+        break;
+    case OPT_KEEP:
+        o->keep = 1;
+        break;
+    case OPT_INLINE:
+        o->inline_frames = 1;
+        break;
+    }
+    return PP_PARSED_RUN;
+}
+
+int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"format", required_argument, NULL, 'f'},
+        {"rate", required_argument, NULL, 'r'},
+        {"duration", required_argument, NULL, 'd'},
+        {"grace", required_argument, NULL, OPT_GRACE},
+        {"pid", required_argument, NULL, 'p'},
+        {"mode", required_argument, NULL, OPT_MODE},
+        {"stack-size", required_argument, NULL, OPT_STACK},
+        {"native", no_argument, NULL, OPT_NATIVE},
+        {"no-native", no_argument, NULL, OPT_NO_NATIVE},
+        {"keep", no_argument, NULL, OPT_KEEP},
+        {"inline", no_argument, NULL, OPT_INLINE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int rc;
+
+    memset(o, 0, sizeof(*o));
+    o->rate = DEFAULT_RATE;
+    o->mode = "auto";
+    o->stack_size = DEFAULT_STACK;
+    o->grace = DEFAULT_GRACE;
+    rc = pp_getopt_each(argc, argv, "+:o:f:r:d:p:h", opts, record_option, o, u);
+    if (rc != PP_PARSED_RUN)
+        return rc;
+    if (optind < argc)
+        o->argv = argv + optind;
+    if (!o->argv && !o->pid)
+        return pp_usage_set(u, "no program given (perfpy record -- python app.py, "
+                              "or -p PID)");
+    if (o->argv && o->pid)
+        return pp_usage_set(u, "give a program or --pid, not both");
+    if (!o->format)
+        o->format = pp_format_find("flamegraph");
+    return PP_PARSED_RUN;
+}
