@@ -17,7 +17,8 @@
  *        (the dumps on a memory filesystem when one is at hand: see
  *        places.c)
  *     4. src/report: perf inject --jit (throw-away build-id dir), perf
- *        script --no-inline, fold, write the format; summary on stderr
+ *        script (--no-inline unless --inline), fold, write the format; the
+ *        summary on stderr
  *     5. remove what perfpy and the engine created (maps, dumps, jitted ELFs,
  *        the temporary directory) unless --keep; exit with the program's
  *        status

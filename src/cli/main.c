@@ -4,7 +4,7 @@
  *   perfpy record  [options] -- python app.py ...
  *   perfpy run     [--mode perf|jit] -- python app.py ...
  *   perfpy report  [-f FORMAT] [-o FILE] perf.data
- *   perfpy jitdump FILE
+ *   perfpy jitdump [--list] FILE
  *   perfpy doctor  [-- python]
  *
  * Rows without a summary are internal (not listed in --help).

@@ -5,8 +5,9 @@
  * flushing and closing the file, and so a full disk, is write.c's job
  * (pp_output_write: a temporary file renamed on success).
  *
- * This layer reads the profile model (report/profile.h) and nothing else
- * of the pipeline, and nothing of the commands.
+ * This layer reads the profile model (report/profile.h, and its hash index
+ * report/htab.h) and nothing else of the pipeline, and nothing of the
+ * commands.
  *
  *     name        ext                what it is
  *     flamegraph  .svg               interactive SVG (zoom, search, tooltips)

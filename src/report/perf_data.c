@@ -2,7 +2,7 @@
  * A look inside a perf.data file without perf (format:
  * perf_data_format.h), and the finishing of one whose perf was killed.
  *
- * The scan reads four kinds of record: MMAP (1) and MMAP2 (10), whose file
+ * The scan reads three kinds of record: MMAP (1) and MMAP2 (10), whose file
  * name tells whether a jit-<pid>.dump was mapped (so the recording needs
  * `perf inject --jit`, and the folder later finds the dump's code loads:
  * jitdump_codes.c), LOST (2) and LOST_SAMPLES (13) for the events perf
