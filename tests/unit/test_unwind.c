@@ -9,7 +9,15 @@
 #include "test.h"
 #include "unwind_target.h"
 
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #if PP_UNWIND
@@ -154,6 +162,178 @@ TEST(unwind_gives_nothing_without_user_context)
     ASSERT_EQ_INT(n, 0);
     ASSERT_EQ_UINT(flags, 0);
     pp_unwind_close(u);
+}
+
+/* ---- a live interpreter, sampled by the kernel --------------------------
+ * What the BPF collector will hand over, taken here from perf_event_open:
+ * the user registers and a copy of the user stack of a running python3
+ * (a distribution's libpython: no frame pointers), unwound while it runs.
+ */
+#define PAGES 1024                       /* ring buffer: 4 MiB of data */
+#define STACK_COPY 16384
+
+/* perf's x86 register numbers, in the order a sample lists them (bits of
+ * the mask, low first) -> pp_sample's DWARF numbers */
+static const int perf_to_dwarf[] = {0 /* ax */, 3 /* bx */, 2 /* cx */, 1 /* dx */,
+                                    4 /* si */, 5 /* di */, 6 /* bp */, 7 /* sp */,
+                                    16 /* ip */, 8, 9, 10, 11, 12, 13, 14, 15 /* r8-r15 */};
+#define REGS_MASK 0xff01ffull             /* ax..ip (0-8), r8..r15 (16-23) */
+
+typedef struct live {
+    pid_t child;
+    int fd;
+    unsigned char *ring;
+    size_t samples, whole, with_eval, at_start;
+} live;
+
+static pid_t start_python(void)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        execl("/usr/bin/python3", "python3", "-c",
+              "def f(n):\n"
+              "    return f(n - 1) if n else sorted(range(2000, 0, -1))\n"
+              "while True:\n"
+              "    f(30)\n",
+              (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* One PERF_RECORD_SAMPLE: tid, time, kernel callchain, regs, stack. */
+static void one_sample(live *l, pp_unwinder *u, const unsigned char *r, size_t len)
+{
+    const unsigned char *p = r + sizeof(struct perf_event_header), *end = r + len;
+    uint32_t pt[2];
+    uint64_t nr, abi, size, dyn;
+    pp_sample s;
+    pp_native_frame f[256];
+    size_t n;
+    unsigned flags;
+    int eval = 0;
+
+    memset(&s, 0, sizeof(s));
+    memcpy(pt, p, 8);
+    s.pid = (int32_t)pt[0];
+    s.tid = (int32_t)pt[1];
+    p += 8;
+    memcpy(&s.time_ns, p, 8);
+    p += 8;
+    memcpy(&nr, p, 8);                   /* the kernel's callchain: not used here */
+    p += 8 + nr * 8;
+    memcpy(&abi, p, 8);
+    p += 8;
+    if (abi == PERF_SAMPLE_REGS_ABI_NONE)
+        return;                          /* a kernel thread */
+    for (size_t i = 0; i < sizeof(perf_to_dwarf) / sizeof(perf_to_dwarf[0]); i++, p += 8)
+        memcpy(&s.regs[perf_to_dwarf[i]], p, 8);
+    memcpy(&size, p, 8);
+    p += 8;
+    if (p + size + 8 > end)
+        TEST_FAIL_("sample of %zu bytes cut", len);
+    memcpy(&dyn, p + size, 8);
+    s.stack = p;
+    s.stack_len = dyn;
+    s.have_user = 1;
+    ASSERT_OK(pp_unwind(u, &s, f, 256, &n, &flags));
+    for (size_t i = 0; i < n; i++)      /* or a split part: ".cold" on 3.14 (sid) */
+        eval |= strncmp(f[i].sym, "_PyEval_EvalFrameDefault", 24) == 0 &&
+                (f[i].sym[24] == '\0' || f[i].sym[24] == '.');
+    if (l->samples < 3 || (l->samples % 50 == 0 && !(flags & PP_UNWIND_WHOLE))) {
+        printf("    sample %zu, flags %u:\n", l->samples, flags);
+        print_frames(f, n);
+    }
+    l->samples++;
+    l->whole += (flags & PP_UNWIND_WHOLE) != 0;
+    l->with_eval += eval;
+    l->at_start += strcmp(f[n - 1].sym, "_start") == 0;
+}
+
+/* Reads what the ring holds, a record at a time (a record may wrap). */
+static void drain(live *l, pp_unwinder *u)
+{
+    struct perf_event_mmap_page *meta = (void *)l->ring;
+    unsigned char *data = l->ring + meta->data_offset, *rec = malloc(65536);
+    uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = meta->data_tail, mask = meta->data_size - 1;
+
+    ASSERT_TRUE(rec != NULL);
+    while (tail < head) {
+        struct perf_event_header h;
+        for (size_t i = 0; i < sizeof(h); i++)
+            ((unsigned char *)&h)[i] = data[(tail + i) & mask];
+        if (h.size < sizeof(h))
+            TEST_FAIL_("bad record size %u", h.size);
+        for (size_t i = 0; i < h.size; i++)
+            rec[i] = data[(tail + i) & mask];
+        if (h.type == PERF_RECORD_SAMPLE)
+            one_sample(l, u, rec, h.size);
+        tail += h.size;
+    }
+    __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+    free(rec);
+}
+
+TEST(unwind_a_live_python_sampled_by_the_kernel)
+{
+    struct perf_event_attr a;
+    live l;
+    pp_unwinder *u;
+    struct timespec t0, t;
+    int status;
+
+    if (access("/usr/bin/python3", X_OK) != 0)
+        TEST_SKIP("no /usr/bin/python3 to sample");
+    memset(&l, 0, sizeof(l));
+    memset(&a, 0, sizeof(a));
+    a.size = sizeof(a);
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.sample_period = 1000000;           /* 1 ms of CPU */
+    a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
+                    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    a.sample_regs_user = REGS_MASK;
+    a.sample_stack_user = STACK_COPY;
+    a.exclude_callchain_user = 1;
+    a.disabled = 1;
+    a.enable_on_exec = 0;
+    l.child = start_python();
+    ASSERT_GT_INT(l.child, 0);
+    l.fd = (int)syscall(SYS_perf_event_open, &a, l.child, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (l.fd < 0) {
+        int e = errno;
+        kill(l.child, SIGKILL);
+        waitpid(l.child, &status, 0);
+        TEST_SKIP("perf_event_open: %s (needs root or perf_event_paranoid <= 1)", strerror(e));
+    }
+    l.ring = mmap(NULL, (PAGES + 1) * 4096ul, PROT_READ | PROT_WRITE, MAP_SHARED, l.fd, 0);
+    ASSERT_TRUE(l.ring != MAP_FAILED);
+    ASSERT_OK(pp_unwind_open(&u));
+    usleep(300000);                      /* past the interpreter's start-up */
+    ioctl(l.fd, PERF_EVENT_IOC_ENABLE, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        struct pollfd pfd = {l.fd, POLLIN, 0};
+        poll(&pfd, 1, 20);
+        drain(&l, u);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while (l.samples < 200 &&         /* 0.2 s of its CPU time, or 10 s: a busy machine */
+             (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 10000);
+    kill(l.child, SIGKILL);
+    waitpid(l.child, &status, 0);
+    printf("    %zu samples: %zu whole, %zu with _PyEval_EvalFrameDefault, "
+           "%zu ending at _start\n", l.samples, l.whole, l.with_eval, l.at_start);
+    ASSERT_GE_INT(l.samples, 100);
+    /* every sample runs Python code started by _start: the walk must get
+     * through the eval loop to there */
+    ASSERT_GE_INT(l.with_eval * 100, l.samples * 95);
+    ASSERT_GE_INT(l.whole * 100, l.samples * 95);
+    ASSERT_GE_INT(l.at_start * 100, l.samples * 95);
+    pp_unwind_close(u);
+    munmap(l.ring, (PAGES + 1) * 4096ul);
+    close(l.fd);
 }
 #else
 TEST(unwind_names_a_real_stack_to_its_root)
