@@ -134,6 +134,22 @@ const pp_ksym *pp_kallsyms_find(const pp_kallsyms *k, uint64_t addr)
     return lo > 0 ? &k->v[lo - 1] : NULL;
 }
 
+size_t pp_kallsyms_frames(const pp_kallsyms *k, const uint64_t *ips, size_t n,
+                          pp_native_frame *out, size_t cap)
+{
+    size_t m = 0;
+
+    for (size_t i = 0; i < n && m < cap; i++) {
+        const pp_ksym *s;
+        if (ips[i] >= (uint64_t)-4095)   /* PERF_CONTEXT_KERNEL and the like */
+            continue;
+        s = pp_kallsyms_find(k, ips[i]);
+        out[m++] = (pp_native_frame){ips[i], s ? s->name : "[unknown]",
+                                     s ? s->dso : "[kernel.kallsyms]"};
+    }
+    return m;
+}
+
 void pp_kallsyms_free(pp_kallsyms *k)
 {
     free(k->v);

@@ -17,6 +17,8 @@
 #ifndef PERFPY_SAMPLE_KALLSYMS_H
 #define PERFPY_SAMPLE_KALLSYMS_H
 
+#include "unwind.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +44,13 @@ int pp_kallsyms_load(pp_kallsyms *out);
 int pp_kallsyms_usable(const pp_kallsyms *k);
 /* The symbol naming addr, or NULL. */
 const pp_ksym *pp_kallsyms_find(const pp_kallsyms *k, uint64_t addr);
+/* A sample's kernel ips (leaf first) as frames for the splice: out[i]
+ * names ips[i] ("[unknown]" in "[kernel.kallsyms]" when nothing does);
+ * perf's context markers (PERF_CONTEXT_*, the top 4095 values) are
+ * skipped. Returns the number of frames written (at most cap). The names
+ * live as long as k. */
+size_t pp_kallsyms_frames(const pp_kallsyms *k, const uint64_t *ips, size_t n,
+                          pp_native_frame *out, size_t cap);
 void pp_kallsyms_free(pp_kallsyms *k);
 
 #endif

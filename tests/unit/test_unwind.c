@@ -4,7 +4,11 @@
  * unwinder must name those calls in order, then reach _start. The twin
  * with a stack copy cut short must stop early and say so.
  */
+#include "report/fold.h"
+#include "report/profile.h"
+#include "sample/kallsyms.h"
 #include "sample/maps.h"
+#include "sample/splice.h"
 #include "sample/unwind.h"
 #include "test.h"
 #include "unwind_target.h"
@@ -183,34 +187,62 @@ typedef struct live {
     pid_t child;
     int fd;
     unsigned char *ring;
+    pp_unwinder *u;
+    pp_kallsyms k;
+    pp_splicer *sp;
+    pp_profile p;
+    pp_folder *f;
     size_t samples, whole, with_eval, at_start;
+    size_t in_kernel, kernel_named, via_syscall;
+    uint64_t unwind_ns;
 } live;
 
-static pid_t start_python(void)
+static pid_t start_python(const char *program)
 {
     pid_t pid = fork();
 
     if (pid == 0) {
-        execl("/usr/bin/python3", "python3", "-c",
-              "def f(n):\n"
-              "    return f(n - 1) if n else sorted(range(2000, 0, -1))\n"
-              "while True:\n"
-              "    f(30)\n",
-              (char *)NULL);
+        execl("/usr/bin/python3", "python3", "-c", program, (char *)NULL);
         _exit(127);
     }
     return pid;
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* The kernel frames of a sample: counted, and how many are named. */
+static size_t kernel_frames(live *l, const uint64_t *ips, size_t nr, pp_native_frame *kf)
+{
+    size_t nk = pp_kallsyms_frames(&l->k, ips, nr, kf, 128);
+    int named = nk > 0, syscall_ = 0;
+
+    for (size_t i = 0; i < nk; i++) {
+        named &= strcmp(kf[i].sym, "[unknown]") != 0;
+        syscall_ |= strcmp(kf[i].sym, "do_syscall_64") == 0;
+    }
+    l->in_kernel += nk > 0;
+    l->kernel_named += nk > 0 && named;
+    l->via_syscall += syscall_;
+    return nk;
+}
+
 /* One PERF_RECORD_SAMPLE: tid, time, kernel callchain, regs, stack. */
-static void one_sample(live *l, pp_unwinder *u, const unsigned char *r, size_t len)
+static void one_sample(live *l, const unsigned char *r, size_t len)
 {
     const unsigned char *p = r + sizeof(struct perf_event_header), *end = r + len;
     uint32_t pt[2];
-    uint64_t nr, abi, size, dyn;
+    uint64_t nr, abi, size, dyn, t0;
+    const unsigned char *ips;
     pp_sample s;
-    pp_native_frame f[256];
-    size_t n;
+    pp_native_frame f[256], kf[128];
+    pp_script_sample out;
+    size_t n, nk;
     unsigned flags;
     int eval = 0;
 
@@ -221,7 +253,8 @@ static void one_sample(live *l, pp_unwinder *u, const unsigned char *r, size_t l
     p += 8;
     memcpy(&s.time_ns, p, 8);
     p += 8;
-    memcpy(&nr, p, 8);                   /* the kernel's callchain: not used here */
+    memcpy(&nr, p, 8);                   /* the kernel's callchain */
+    ips = p + 8;
     p += 8 + nr * 8;
     memcpy(&abi, p, 8);
     p += 8;
@@ -237,7 +270,18 @@ static void one_sample(live *l, pp_unwinder *u, const unsigned char *r, size_t l
     s.stack = p;
     s.stack_len = dyn;
     s.have_user = 1;
-    ASSERT_OK(pp_unwind(u, &s, f, 256, &n, &flags));
+    t0 = mono_ns();
+    ASSERT_OK(pp_unwind(l->u, &s, f, 256, &n, &flags));
+    if (l->samples >= 20)                /* past the first: files opened, CFI read */
+        l->unwind_ns += mono_ns() - t0;
+    {
+        uint64_t kips[128];
+        size_t m = nr < 128 ? (size_t)nr : 128;
+        memcpy(kips, ips, m * 8);
+        nk = kernel_frames(l, kips, m, kf);
+    }
+    ASSERT_OK(pp_splice(l->sp, &s, kf, nk, f, n, &out));
+    ASSERT_OK(pp_fold_sample(l->f, &out));
     for (size_t i = 0; i < n; i++)      /* or a split part: ".cold" on 3.14 (sid) */
         eval |= strncmp(f[i].sym, "_PyEval_EvalFrameDefault", 24) == 0 &&
                 (f[i].sym[24] == '\0' || f[i].sym[24] == '.');
@@ -252,7 +296,7 @@ static void one_sample(live *l, pp_unwinder *u, const unsigned char *r, size_t l
 }
 
 /* Reads what the ring holds, a record at a time (a record may wrap). */
-static void drain(live *l, pp_unwinder *u)
+static void drain(live *l)
 {
     struct perf_event_mmap_page *meta = (void *)l->ring;
     unsigned char *data = l->ring + meta->data_offset, *rec = malloc(65536);
@@ -269,24 +313,24 @@ static void drain(live *l, pp_unwinder *u)
         for (size_t i = 0; i < h.size; i++)
             rec[i] = data[(tail + i) & mask];
         if (h.type == PERF_RECORD_SAMPLE)
-            one_sample(l, u, rec, h.size);
+            one_sample(l, rec, h.size);
         tail += h.size;
     }
     __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
     free(rec);
 }
 
-TEST(unwind_a_live_python_sampled_by_the_kernel)
+/* Samples `program` (python3 -c) until 200 samples or 10 s, each unwound,
+ * its kernel ips named, spliced and folded into l->p. */
+static void run_live(live *l, const char *program)
 {
     struct perf_event_attr a;
-    live l;
-    pp_unwinder *u;
-    struct timespec t0, t;
+    uint64_t t0;
     int status;
 
     if (access("/usr/bin/python3", X_OK) != 0)
         TEST_SKIP("no /usr/bin/python3 to sample");
-    memset(&l, 0, sizeof(l));
+    memset(l, 0, sizeof(*l));
     memset(&a, 0, sizeof(a));
     a.size = sizeof(a);
     a.type = PERF_TYPE_SOFTWARE;
@@ -298,42 +342,87 @@ TEST(unwind_a_live_python_sampled_by_the_kernel)
     a.sample_stack_user = STACK_COPY;
     a.exclude_callchain_user = 1;
     a.disabled = 1;
-    a.enable_on_exec = 0;
-    l.child = start_python();
-    ASSERT_GT_INT(l.child, 0);
-    l.fd = (int)syscall(SYS_perf_event_open, &a, l.child, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    if (l.fd < 0) {
+    l->child = start_python(program);
+    ASSERT_GT_INT(l->child, 0);
+    l->fd = (int)syscall(SYS_perf_event_open, &a, l->child, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (l->fd < 0) {
         int e = errno;
-        kill(l.child, SIGKILL);
-        waitpid(l.child, &status, 0);
+        kill(l->child, SIGKILL);
+        waitpid(l->child, &status, 0);
         TEST_SKIP("perf_event_open: %s (needs root or perf_event_paranoid <= 1)", strerror(e));
     }
-    l.ring = mmap(NULL, (PAGES + 1) * 4096ul, PROT_READ | PROT_WRITE, MAP_SHARED, l.fd, 0);
-    ASSERT_TRUE(l.ring != MAP_FAILED);
-    ASSERT_OK(pp_unwind_open(&u));
+    l->ring = mmap(NULL, (PAGES + 1) * 4096ul, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd, 0);
+    ASSERT_TRUE(l->ring != MAP_FAILED);
+    ASSERT_OK(pp_unwind_open(&l->u));
+    ASSERT_OK(pp_kallsyms_load(&l->k));
+    ASSERT_OK(pp_splice_open(&l->sp, NULL));
+    ASSERT_OK(pp_profile_init(&l->p));
+    ASSERT_OK(pp_fold_open(&l->f, &l->p, NULL));
     usleep(300000);                      /* past the interpreter's start-up */
-    ioctl(l.fd, PERF_EVENT_IOC_ENABLE, 0);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ioctl(l->fd, PERF_EVENT_IOC_ENABLE, 0);
+    t0 = mono_ns();
     do {
-        struct pollfd pfd = {l.fd, POLLIN, 0};
+        struct pollfd pfd = {l->fd, POLLIN, 0};
         poll(&pfd, 1, 20);
-        drain(&l, u);
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    } while (l.samples < 200 &&         /* 0.2 s of its CPU time, or 10 s: a busy machine */
-             (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 10000);
-    kill(l.child, SIGKILL);
-    waitpid(l.child, &status, 0);
-    printf("    %zu samples: %zu whole, %zu with _PyEval_EvalFrameDefault, "
-           "%zu ending at _start\n", l.samples, l.whole, l.with_eval, l.at_start);
-    ASSERT_GE_INT(l.samples, 100);
+        drain(l);
+    } while (l->samples < 200 &&        /* 0.2 s of its CPU time, or 10 s: a busy machine */
+             mono_ns() - t0 < 10000000000ull);
+    kill(l->child, SIGKILL);
+    waitpid(l->child, &status, 0);
+    pp_fold_close(l->f);
+    printf("    %zu samples: %zu whole, %zu with _PyEval_EvalFrameDefault, %zu ending at "
+           "_start; %zu in the kernel, %zu of them all named, %zu via do_syscall_64; "
+           "%llu folded as [truncated]; %.1f us per unwind past the first 20\n",
+           l->samples, l->whole, l->with_eval, l->at_start, l->in_kernel, l->kernel_named,
+           l->via_syscall, (unsigned long long)l->p.truncated,
+           l->samples > 20 ? l->unwind_ns / 1000.0 / (double)(l->samples - 20) : 0.0);
+    ASSERT_GE_INT(l->samples, 100);
+}
+
+static void end_live(live *l)
+{
+    pp_unwind_close(l->u);
+    pp_splice_close(l->sp);
+    pp_kallsyms_free(&l->k);
+    pp_profile_free(&l->p);
+    munmap(l->ring, (PAGES + 1) * 4096ul);
+    close(l->fd);
+}
+
+TEST(unwind_a_live_python_sampled_by_the_kernel)
+{
+    live l;
+
+    run_live(&l, "def f(n):\n"
+                 "    return f(n - 1) if n else sorted(range(2000, 0, -1))\n"
+                 "while True:\n"
+                 "    f(30)\n");
     /* every sample runs Python code started by _start: the walk must get
-     * through the eval loop to there */
+     * through the eval loop to there, and the folder sees it whole */
     ASSERT_GE_INT(l.with_eval * 100, l.samples * 95);
     ASSERT_GE_INT(l.whole * 100, l.samples * 95);
     ASSERT_GE_INT(l.at_start * 100, l.samples * 95);
-    pp_unwind_close(u);
-    munmap(l.ring, (PAGES + 1) * 4096ul);
-    close(l.fd);
+    ASSERT_LE_INT(l.p.truncated * 100, l.samples * 5);
+    end_live(&l);
+}
+
+TEST(unwind_live_python_in_the_kernel_with_kallsyms)
+{
+    live l;
+
+    run_live(&l, "import os\n"
+                 "while True:\n"
+                 "    os.stat('/')\n");
+    if (!pp_kallsyms_usable(&l.k))
+        TEST_SKIP("kernel addresses are hidden from this user (kptr_restrict): needs root");
+    /* a loop of system calls: many samples in the kernel, every kernel
+     * frame named, most under do_syscall_64; user side as above */
+    ASSERT_GE_INT(l.in_kernel * 100, l.samples * 20);
+    ASSERT_EQ_INT(l.kernel_named, l.in_kernel);
+    ASSERT_GE_INT(l.via_syscall * 100, l.in_kernel * 90);
+    ASSERT_GE_INT(l.whole * 100, l.samples * 95);
+    ASSERT_LE_INT(l.p.truncated * 100, l.samples * 5);
+    end_live(&l);
 }
 #else
 TEST(unwind_names_a_real_stack_to_its_root)
