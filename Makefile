@@ -90,7 +90,7 @@ $(REPORT_LIB): $(REPORT_OBJS)
 $(SAMPLE_LIB): $(SAMPLE_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o
+$(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/modsyms.c.o
 	rm -f $@ && ar rcs $@ $^
 
 $(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(REPORT_LIB) $(ENGINE_LIB)

@@ -6,6 +6,7 @@
 #include "text.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,17 +121,11 @@ int pp_kallsyms_usable(const pp_kallsyms *k)
 
 const pp_ksym *pp_kallsyms_find(const pp_kallsyms *k, uint64_t addr)
 {
-    size_t lo = 0, hi = k->n;
+    size_t lo;
 
     if (!pp_kallsyms_usable(k))
         return NULL;
-    while (lo < hi) {               /* the first symbol above addr */
-        size_t mid = lo + (hi - lo) / 2;
-        if (k->v[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    lo = pp__count_le(k->v, k->n, sizeof(*k->v), offsetof(pp_ksym, addr), addr);
     return lo > 0 ? &k->v[lo - 1] : NULL;
 }
 

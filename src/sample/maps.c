@@ -8,6 +8,7 @@
 #include "text.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,15 +132,9 @@ int pp_maps_read(int pid, pp_maps *out)
 
 const pp_map *pp_maps_find(const pp_maps *m, uint64_t addr)
 {
-    size_t lo = 0, hi = m->n;
+    /* the first mapping ending above addr */
+    size_t lo = pp__count_le(m->v, m->n, sizeof(*m->v), offsetof(pp_map, end), addr);
 
-    while (lo < hi) {               /* the first mapping ending above addr */
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->v[mid].end <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     return lo < m->n && m->v[lo].start <= addr ? &m->v[lo] : NULL;
 }
 

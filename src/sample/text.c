@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int pp__read_proc(const char *path, char **buf, size_t *len)
@@ -56,4 +57,20 @@ int pp__hex64(const char **p, const char *end, uint64_t *v)
     *p = s;
     *v = x;
     return 0;
+}
+
+size_t pp__count_le(const void *base, size_t n, size_t elem, size_t off, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t v;
+        memcpy(&v, (const char *)base + mid * elem + off, sizeof(v));
+        if (v <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }

@@ -13,6 +13,7 @@
  */
 #include "unwind.h"
 #include "maps.h"
+#include "modsyms.h"
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -34,10 +35,10 @@
 #define REFRESH_NS 100000000ull    /* maps read again at most this often */
 #define NAME_SLOTS 4096            /* pc -> names cache per process (direct-mapped) */
 
-/* dwfl_module_addrinfo searches a module's symbols linearly: 3-4 ms per
- * sample of a Python stack (measured: test_unwind's live test). The same
- * return addresses come back sample after sample, so each pc's names are
- * kept; a Dwfl made anew (exec) empties the cache, since the names are its. */
+/* Naming a pc takes a bisection of the module's sorted symbols (modsyms.c;
+ * dwfl_module_addrinfo's linear search cost 3-4 ms per sample), but the
+ * same return addresses come back sample after sample: each pc's names are
+ * kept. A Dwfl made anew (exec) empties the cache, since the names are its. */
 typedef struct name_slot {
     uint64_t pc;                   /* 0: empty */
     const char *sym, *dso;
@@ -179,6 +180,27 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 /* ---- modules ---------------------------------------------------------------- */
 
+static int free_syms(Dwfl_Module *mod, void **syms, const char *name, Dwarf_Addr start,
+                     void *arg)
+{
+    (void)mod;
+    (void)name;
+    (void)start;
+    (void)arg;
+    pp__modsyms_free(*syms);
+    *syms = NULL;
+    return DWARF_CB_OK;
+}
+
+/* dwfl_end, and the symbol indexes hung on its modules. */
+static void end_dwfl(Dwfl *d)
+{
+    if (d) {
+        dwfl_getmodules(d, free_syms, NULL, 0);
+        dwfl_end(d);
+    }
+}
+
 static int is_regular(const char *path)
 {
     struct stat st;
@@ -253,7 +275,7 @@ static void refresh(proc *p, int fresh)
         Dwfl *d = dwfl_begin(&callbacks);
         if (!d)
             return;
-        dwfl_end(p->dwfl);
+        end_dwfl(p->dwfl);
         p->dwfl = d;
         if (p->names)
             memset(p->names, 0, NAME_SLOTS * sizeof(*p->names));
@@ -268,7 +290,7 @@ static void proc_free(proc *p)
 {
     if (!p)
         return;
-    dwfl_end(p->dwfl);
+    end_dwfl(p->dwfl);
     pp_maps_free(&p->maps);
     free(p->names);
     if (p->mem_fd >= 0)
@@ -343,10 +365,18 @@ static void name_pc(proc *p, uint64_t pc, pp_native_frame *f)
     f->sym = "[unknown]";
     f->dso = "[unknown]";
     if (mod) {
-        GElf_Off off;
-        GElf_Sym sym;
-        const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
-        const char *dso = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+        void **syms;
+        const char *dso = dwfl_module_info(mod, &syms, NULL, NULL, NULL, NULL, NULL, NULL);
+        const char *name;
+        if (!*syms)
+            *syms = pp__modsyms_build(mod);
+        if (*syms) {
+            name = pp__modsyms_find(*syms, pc, NULL);
+        } else {                         /* no memory for the index: the slow way */
+            GElf_Off off;
+            GElf_Sym sym;
+            name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+        }
         if (name && name[0])
             f->sym = name;
         if (dso)

@@ -8,6 +8,7 @@
 #include "report/profile.h"
 #include "sample/kallsyms.h"
 #include "sample/maps.h"
+#include "sample/modsyms.h"
 #include "sample/splice.h"
 #include "sample/unwind.h"
 #include "test.h"
@@ -433,6 +434,100 @@ TEST(unwind_live_python_in_the_kernel_with_kallsyms)
     ASSERT_GE_INT(l.whole * 100, l.samples * 95);
     ASSERT_LE_INT(l.p.truncated * 100, l.samples * 5);
     end_live(&l);
+}
+/* ---- the symbol index against libdwfl's own lookup ----------------------
+ * modsyms.c replaces dwfl_module_addrinfo (too slow): over every 61st byte
+ * of the code of this binary and of libc, both must name the function
+ * starting at the same address. */
+typedef struct agree {
+    size_t probes, both, same, only_dwfl, only_ours;
+    char first_diff[512], only_diff[512];
+} agree;
+
+static void compare_pc(agree *a, Dwfl_Module *mod, const pp__modsyms *s, uint64_t pc,
+                       const char *module)
+{
+    GElf_Off off;
+    GElf_Sym sym;
+    uint64_t start = 0;
+    const char *theirs = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+    const char *ours = pp__modsyms_find(s, pc, &start);
+
+    if (theirs && (GELF_ST_TYPE(sym.st_info) == STT_OBJECT ||
+                   GELF_ST_TYPE(sym.st_info) == STT_TLS))
+        theirs = NULL;                       /* data: not a pc's */
+    a->probes++;
+    if (theirs && ours) {
+        a->both++;
+        if (pc - off == start)
+            a->same++;
+        else if (!a->first_diff[0])
+            snprintf(a->first_diff, sizeof(a->first_diff), "%#llx: libdwfl %s at %#llx, ours %s at %#llx",
+                     (unsigned long long)pc, theirs, (unsigned long long)(pc - off), ours,
+                     (unsigned long long)start);
+    } else if (theirs) {
+        if (!a->only_diff[0])
+            snprintf(a->only_diff, sizeof(a->only_diff), "%#llx: only libdwfl: %s (%s, type %d, size %llu)",
+                     (unsigned long long)pc, theirs, module, GELF_ST_TYPE(sym.st_info),
+                     (unsigned long long)sym.st_size);
+        a->only_dwfl++;
+    } else if (ours) {
+        a->only_ours++;
+    }
+}
+
+/* Every 61st byte of the module's code sections. */
+static int compare_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr lo,
+                          void *arg)
+{
+    agree *a = arg;
+    GElf_Addr bias;
+    Elf *elf;
+    Elf_Scn *scn = NULL;
+    pp__modsyms *s;
+
+    (void)ud;
+    (void)lo;
+    if (!strstr(name, "unit-tests") && !strstr(name, "libc.so"))
+        return DWARF_CB_OK;
+    elf = dwfl_module_getelf(mod, &bias);
+    s = pp__modsyms_build(mod);
+    ASSERT_TRUE(elf != NULL && s != NULL);
+    while ((scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR))
+            continue;
+        for (uint64_t pc = sh.sh_addr + bias; pc < sh.sh_addr + bias + sh.sh_size; pc += 61)
+            compare_pc(a, mod, s, pc, name);
+    }
+    pp__modsyms_free(s);
+    return DWARF_CB_OK;
+}
+
+TEST(unwind_symbol_index_agrees_with_libdwfl)
+{
+    static char *debuginfo;
+    static const Dwfl_Callbacks cb = {
+        .find_elf = dwfl_linux_proc_find_elf,
+        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .debuginfo_path = &debuginfo,
+    };
+    Dwfl *d = dwfl_begin(&cb);
+    agree a;
+
+    memset(&a, 0, sizeof(a));
+    ASSERT_TRUE(d != NULL);
+    ASSERT_EQ_INT(dwfl_linux_proc_report(d, getpid()), 0);
+    ASSERT_EQ_INT(dwfl_report_end(d, NULL, NULL), 0);
+    dwfl_getmodules(d, compare_module, &a, 0);
+    printf("    %zu probes: both named %zu (same function %zu), only libdwfl %zu, only ours %zu\n"
+           "    %s\n    %s\n", a.probes, a.both, a.same, a.only_dwfl, a.only_ours, a.first_diff,
+           a.only_diff);
+    ASSERT_GT_INT(a.both, 1000);
+    ASSERT_EQ_INT(a.same, a.both);
+    ASSERT_EQ_INT(a.only_dwfl, 0);
+    ASSERT_EQ_INT(a.only_ours, 0);
+    dwfl_end(d);
 }
 #else
 TEST(unwind_names_a_real_stack_to_its_root)
