@@ -16,7 +16,9 @@
 
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <dirent.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/ioctl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -188,14 +190,16 @@ static const int perf_to_dwarf[] = {0 /* ax */, 3 /* bx */, 2 /* cx */, 1 /* dx 
 
 typedef struct live {
     pid_t child;
-    int fd;
-    unsigned char *ring;
+    int fd[8];                           /* one event and ring per thread */
+    unsigned char *ring[8];
+    size_t nt;
     pp_unwinder *u;
     pp_kallsyms k;
     pp_splicer *sp;
     pp_profile p;
     pp_folder *f;
     size_t samples, whole, with_eval, at_start;
+    size_t in_thread, thread_whole, at_clone;   /* samples of threads other than the main one */
     size_t in_kernel, kernel_named, via_syscall;
     uint64_t unwind_ns;
 } live;
@@ -213,6 +217,7 @@ static pid_t start_python(const char *program)
     pid_t pid = fork();
 
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);   /* a failed test leaves nothing running */
         execl(python(), "python3", "-c", program, (char *)NULL);
         _exit(127);
     }
@@ -304,13 +309,18 @@ static void one_sample(live *l, const unsigned char *r, size_t len)
     l->whole += (flags & PP_UNWIND_WHOLE) != 0;
     l->with_eval += eval;
     l->at_start += strcmp(f[n - 1].sym, "_start") == 0;
+    if (s.tid != s.pid) {
+        l->in_thread++;
+        l->thread_whole += (flags & PP_UNWIND_WHOLE) != 0;
+        l->at_clone += strstr(f[n - 1].sym, "clone") != NULL;   /* __GI___clone3 */
+    }
 }
 
 /* Reads what the ring holds, a record at a time (a record may wrap). */
-static void drain(live *l)
+static void drain(live *l, unsigned char *ring)
 {
-    struct perf_event_mmap_page *meta = (void *)l->ring;
-    unsigned char *data = l->ring + meta->data_offset, *rec = malloc(65536);
+    struct perf_event_mmap_page *meta = (void *)ring;
+    unsigned char *data = ring + meta->data_offset, *rec = malloc(65536);
     uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = meta->data_tail, mask = meta->data_size - 1;
 
@@ -329,6 +339,39 @@ static void drain(live *l)
     }
     __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
     free(rec);
+}
+
+/* One event and ring per thread of the child, as `perf record -p` does
+ * (the kernel maps no ring of an inherited per-task event). */
+static void open_threads(live *l, struct perf_event_attr *a)
+{
+    char path[64];
+    DIR *d;
+    struct dirent *e;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", l->child);
+    d = opendir(path);
+    ASSERT_TRUE(d != NULL);
+    while ((e = readdir(d)) && l->nt < 8) {
+        int tid = atoi(e->d_name), fd;
+        if (tid <= 0)
+            continue;
+        fd = (int)syscall(SYS_perf_event_open, a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) {
+            int err = errno;
+            closedir(d);
+            kill(l->child, SIGKILL);
+            TEST_SKIP("perf_event_open: %s (needs root or perf_event_paranoid <= 1)",
+                      strerror(err));
+        }
+        l->fd[l->nt] = fd;
+        l->ring[l->nt] = mmap(NULL, (PAGES + 1) * 4096ul, PROT_READ | PROT_WRITE, MAP_SHARED,
+                              fd, 0);
+        ASSERT_TRUE(l->ring[l->nt] != MAP_FAILED);
+        l->nt++;
+    }
+    closedir(d);
+    ASSERT_GT_INT(l->nt, 0);
 }
 
 /* Samples `program` (python3 -c) until 200 samples or 10 s, each unwound,
@@ -352,30 +395,23 @@ static void run_live(live *l, const char *program)
     a.sample_regs_user = REGS_MASK;
     a.sample_stack_user = STACK_COPY;
     a.exclude_callchain_user = 1;
-    a.disabled = 1;
     l->child = start_python(program);
     ASSERT_GT_INT(l->child, 0);
-    l->fd = (int)syscall(SYS_perf_event_open, &a, l->child, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    if (l->fd < 0) {
-        int e = errno;
-        kill(l->child, SIGKILL);
-        waitpid(l->child, &status, 0);
-        TEST_SKIP("perf_event_open: %s (needs root or perf_event_paranoid <= 1)", strerror(e));
-    }
-    l->ring = mmap(NULL, (PAGES + 1) * 4096ul, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd, 0);
-    ASSERT_TRUE(l->ring != MAP_FAILED);
     ASSERT_OK(pp_unwind_open(&l->u));
     ASSERT_OK(pp_kallsyms_load(&l->k));
     ASSERT_OK(pp_splice_open(&l->sp, NULL));
     ASSERT_OK(pp_profile_init(&l->p));
     ASSERT_OK(pp_fold_open(&l->f, &l->p, NULL));
-    usleep(300000);                      /* past the interpreter's start-up */
-    ioctl(l->fd, PERF_EVENT_IOC_ENABLE, 0);
+    usleep(300000);                      /* past start-up: its threads are running */
+    open_threads(l, &a);
     t0 = clock_ns(CLOCK_MONOTONIC);
     do {
-        struct pollfd pfd = {l->fd, POLLIN, 0};
-        poll(&pfd, 1, 20);
-        drain(l);
+        struct pollfd pfd[8];
+        for (size_t i = 0; i < l->nt; i++)
+            pfd[i] = (struct pollfd){l->fd[i], POLLIN, 0};
+        poll(pfd, l->nt, 20);
+        for (size_t i = 0; i < l->nt; i++)
+            drain(l, l->ring[i]);
     } while (l->samples < 200 &&        /* 0.2 s of its CPU time, or 10 s: a busy machine */
              clock_ns(CLOCK_MONOTONIC) - t0 < 10000000000ull);
     kill(l->child, SIGKILL);
@@ -383,10 +419,12 @@ static void run_live(live *l, const char *program)
     pp_fold_close(l->f);
     printf("    %zu samples: %zu whole, %zu with _PyEval_EvalFrameDefault, %zu ending at "
            "_start; %zu in the kernel, %zu of them all named, %zu via do_syscall_64; "
-           "%llu folded as [truncated]; %.1f us of CPU per unwind past the first 20\n",
+           "%llu folded as [truncated]; %.1f us of CPU per unwind past the first 20; "
+           "%zu in other threads, %zu of them whole, %zu ending at clone\n",
            l->samples, l->whole, l->with_eval, l->at_start, l->in_kernel, l->kernel_named,
            l->via_syscall, (unsigned long long)l->p.truncated,
-           l->samples > 20 ? l->unwind_ns / 1000.0 / (double)(l->samples - 20) : 0.0);
+           l->samples > 20 ? l->unwind_ns / 1000.0 / (double)(l->samples - 20) : 0.0,
+           l->in_thread, l->thread_whole, l->at_clone);
     ASSERT_GE_INT(l->samples, 100);
 }
 
@@ -396,8 +434,10 @@ static void end_live(live *l)
     pp_splice_close(l->sp);
     pp_kallsyms_free(&l->k);
     pp_profile_free(&l->p);
-    munmap(l->ring, (PAGES + 1) * 4096ul);
-    close(l->fd);
+    for (size_t i = 0; i < l->nt; i++) {
+        munmap(l->ring[i], (PAGES + 1) * 4096ul);
+        close(l->fd[i]);
+    }
 }
 
 TEST(unwind_a_live_python_sampled_by_the_kernel)
@@ -413,6 +453,28 @@ TEST(unwind_a_live_python_sampled_by_the_kernel)
     ASSERT_GE_INT(l.with_eval * 100, l.samples * 95);
     ASSERT_GE_INT(l.whole * 100, l.samples * 95);
     ASSERT_GE_INT(l.at_start * 100, l.samples * 95);
+    ASSERT_LE_INT(l.p.truncated * 100, l.samples * 5);
+    end_live(&l);
+}
+
+TEST(unwind_a_live_python_in_threads)
+{
+    live l;
+
+    run_live(&l, "import threading, time\n"
+                 "time.sleep(0.1)\n"
+                 "def work():\n"
+                 "    while True:\n"
+                 "        sorted(range(2000, 0, -1))\n"
+                 "for _ in range(2):\n"
+                 "    threading.Thread(target=work, daemon=True).start()\n"
+                 "time.sleep(1000)\n");
+    /* each thread's stack is its own mapping: walked to the thread's root
+     * (clone3, __GI___clone3 as libc names it), not past it nor cut */
+    ASSERT_GE_INT(l.in_thread * 100, l.samples * 90);
+    ASSERT_GE_INT(l.thread_whole * 100, l.in_thread * 95);
+    ASSERT_GE_INT(l.at_clone * 100, l.in_thread * 95);
+    ASSERT_GE_INT(l.with_eval * 100, l.samples * 95);
     ASSERT_LE_INT(l.p.truncated * 100, l.samples * 5);
     end_live(&l);
 }
