@@ -154,6 +154,50 @@ TEST(unwind_stops_where_the_stack_copy_ends)
     pp_unwind_close(u);
 }
 
+/* Hostile samples: registers and stack bytes at random (the pc inside a
+ * known function, or anywhere). The walk reads only the copy, the files
+ * and this process's memory, never more than cap frames. */
+TEST(unwind_survives_garbage_stacks)
+{
+    static uint64_t stack[512];
+    pp_unwinder *u;
+    pp_native_frame f[64];
+    size_t n, total = 0;
+    unsigned flags;
+    pp_sample s;
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+    ASSERT_OK(pp_unwind_open(&u));
+    for (int round = 0; round < 300; round++) {
+        for (size_t i = 0; i < 512; i++) {
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            /* half the words point back into the copy, as saved frames do */
+            stack[i] = i % 2 ? (uint64_t)(uintptr_t)&stack[seed % 512] : seed;
+        }
+        memset(&s, 0, sizeof(s));
+        s.pid = getpid();
+        s.tid = (int32_t)syscall(SYS_gettid);
+        s.have_user = 1;
+        for (int r = 0; r < PP_SAMPLE_NREGS; r++)
+            s.regs[r] = stack[(size_t)(r * 7 + round) % 512];
+        s.regs[7] = (uint64_t)(uintptr_t)stack;
+        s.regs[16] = round % 3 ? (uint64_t)(uintptr_t)ut_recurse_code() + (uint64_t)(round % 40)
+                               : stack[round % 512];
+        s.stack = stack;
+        s.stack_len = sizeof(stack) - (size_t)round % 64;
+        ASSERT_OK(pp_unwind(u, &s, f, 64, &n, &flags));
+        ASSERT_GE_INT(n, 1);
+        ASSERT_LE_INT(n, 64);
+        for (size_t i = 0; i < n; i++)
+            ASSERT_TRUE(f[i].sym && f[i].dso);
+        if (round % 3)
+            ASSERT_EQ_STR(f[0].sym, "ut_recurse");
+        total += n;
+    }
+    printf("    300 garbage samples: %zu frames in all\n", total);
+    pp_unwind_close(u);
+}
+
 TEST(unwind_gives_nothing_without_user_context)
 {
     pp_unwinder *u;
