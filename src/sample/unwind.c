@@ -33,16 +33,6 @@
 
 #define MAX_PROCS 256              /* processes kept; the least recently used goes */
 #define REFRESH_NS 100000000ull    /* maps read again at most this often */
-#define NAME_SLOTS 4096            /* pc -> names cache per process (direct-mapped) */
-
-/* Naming a pc takes a bisection of the module's sorted symbols (modsyms.c;
- * dwfl_module_addrinfo's linear search cost 3-4 ms per sample), but the
- * same return addresses come back sample after sample: each pc's names are
- * kept. A Dwfl made anew (exec) empties the cache, since the names are its. */
-typedef struct name_slot {
-    uint64_t pc;                   /* 0: empty */
-    const char *sym, *dso;
-} name_slot;
 
 typedef struct proc {
     struct pp_unwinder *u;
@@ -51,7 +41,6 @@ typedef struct proc {
     pp_maps maps;
     int mem_fd;                    /* /proc/PID/mem; -1 when not (yet) open */
     int mem_tried;
-    name_slot *names;              /* NAME_SLOTS, made on first use */
     uint64_t refreshed_ns, used;   /* last maps read; last use (LRU) */
     /* the sample being unwound */
     const pp_sample *cur;
@@ -277,8 +266,6 @@ static void refresh(proc *p, int fresh)
             return;
         end_dwfl(p->dwfl);
         p->dwfl = d;
-        if (p->names)
-            memset(p->names, 0, NAME_SLOTS * sizeof(*p->names));
         report_maps(p);
         dwfl_attach_state(p->dwfl, NULL, p->pid, &thread_callbacks, p);
     } else {
@@ -292,7 +279,6 @@ static void proc_free(proc *p)
         return;
     end_dwfl(p->dwfl);
     pp_maps_free(&p->maps);
-    free(p->names);
     if (p->mem_fd >= 0)
         close(p->mem_fd);
     free(p);
@@ -341,23 +327,14 @@ static proc *proc_get(pp_unwinder *u, int pid)
 
 /* ---- the walk ---------------------------------------------------------------- */
 
-/* The symbol and DSO naming pc (through the cache). */
+/* The symbol and DSO naming pc. Symbols come from the module's table
+ * sorted once (modsyms.c): dwfl_module_addrinfo searches it linearly, 3-4
+ * ms per Python stack with sid's libdw and python3.15 (test_unwind's live
+ * tests; a per-pc cache of its answers was no faster than the index). */
 static void name_pc(proc *p, uint64_t pc, pp_native_frame *f)
 {
-    name_slot *slot = NULL;
-    Dwfl_Module *mod;
+    Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, pc);
 
-    if (!p->names)
-        p->names = calloc(NAME_SLOTS, sizeof(*p->names));
-    if (p->names) {
-        slot = &p->names[(pc * 0x9e3779b97f4a7c15ull) >> 52];   /* 12 bits */
-        if (slot->pc == pc) {
-            f->sym = slot->sym;
-            f->dso = slot->dso;
-            return;
-        }
-    }
-    mod = dwfl_addrmodule(p->dwfl, pc);
     if (!mod && !pp_maps_find(&p->maps, pc)) {
         refresh(p, 0);                   /* a dlopen since? */
         mod = dwfl_addrmodule(p->dwfl, pc);
@@ -382,8 +359,6 @@ static void name_pc(proc *p, uint64_t pc, pp_native_frame *f)
         if (dso)
             f->dso = dso;
     }
-    if (slot && mod)                     /* memory of no module may become one */
-        *slot = (name_slot){pc, f->sym, f->dso};
 }
 
 static int on_frame(Dwfl_Frame *state, void *arg)

@@ -9,7 +9,7 @@
  *        │                              ▲ reads [sp, sp+stack_len) from the copy;
  *        ▼                              │ outside it: read-only mapped files, or
  *   frame callback: pc -> module ─► symbol ("[unknown]" when none), DSO path
- *   (symbols from the module's table, sorted once: modsyms.c; names kept per pc)
+ *   (symbols from the module's table, sorted once: modsyms.c)
  *
  * Modules come from /proc/PID/maps, read once per process and kept
  * (dwfl_report_elf of every executable file mapping, plus the vDSO), read
