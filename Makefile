@@ -46,7 +46,18 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/%,$(BUILD)/obj/tests/%.o,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(patsubst tests/fuzz/fuzz_%.c,$(BUILD)/fuzz-replay-%,$(FUZZ_SRCS))
-HDRS := $(wildcard include/perfpy/*.h src/engine/*.h src/cli/*.h src/report/*.h src/output/*.h)
+HDRS := $(wildcard include/perfpy/*.h src/engine/*.h src/cli/*.h src/report/*.h src/output/*.h \
+                   src/sample/*.h)
+# Sample mode's native half (issue 15): plain C on every machine (maps and
+# kallsyms parsers, the splice) and, apart, the libdw unwinder: built only
+# on x86_64 where elfutils' header is found, so the rest builds without it.
+SAMPLE_SRCS := src/sample/maps.c src/sample/kallsyms.c src/sample/text.c src/sample/splice.c
+SAMPLE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(SAMPLE_SRCS))
+SAMPLE_LIB := $(BUILD)/libperfpy_sample.a
+PP_UNWIND := $(if $(filter x86_64,$(PP_ARCH)),$(shell echo '\#include <elfutils/libdwfl.h>' | \
+               $(CC) -E -x c - >/dev/null 2>&1 && echo 1))
+UNWIND_LIB := $(if $(PP_UNWIND),$(BUILD)/libperfpy_unwind.a)
+UNWIND_LDLIBS := $(if $(PP_UNWIND),-ldw -lelf)
 
 ENGINE_LIB := $(BUILD)/libperfpy_engine.a
 CLI_LIB := $(BUILD)/libperfpy_cli.a
@@ -74,6 +85,12 @@ $(CLI_LIB): $(CLI_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(REPORT_LIB): $(REPORT_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(SAMPLE_LIB): $(SAMPLE_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/modsyms.c.o
 	rm -f $@ && ar rcs $@ $^
 
 $(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(REPORT_LIB) $(ENGINE_LIB)
@@ -119,10 +136,16 @@ $(BUILD)/obj/tests/%.c.o: tests/%.c $(HDRS) tests/unit/test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc -Isrc/engine -Itests/unit -c $< -o $@
 
-$(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(REPORT_LIB) $(ENGINE_LIB)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# The unwinder's test target: named functions without frame pointers, so
+# only DWARF CFI unwinds them (tests/unit/unwind_target.c).
+$(BUILD)/obj/tests/unit/unwind_target.c.o: ALL_CFLAGS += -fomit-frame-pointer \
+    -fno-optimize-sibling-calls -fasynchronous-unwind-tables
+$(BUILD)/obj/tests/unit/test_unwind.c.o: ALL_CFLAGS += $(if $(PP_UNWIND),-DPP_UNWIND=1)
 
-$(BUILD)/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(CLI_LIB) $(REPORT_LIB) $(ENGINE_LIB)
+$(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(UNWIND_LIB) $(SAMPLE_LIB) $(REPORT_LIB) $(ENGINE_LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(UNWIND_LDLIBS)
+
+$(BUILD)/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(CLI_LIB) $(SAMPLE_LIB) $(REPORT_LIB) $(ENGINE_LIB)
 	$(CC) $(ALL_CFLAGS) -Isrc -Isrc/engine $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 unit: $(BUILD)/unit-tests

@@ -32,7 +32,9 @@
  *     name: when only unnamed frames lie rootward of an ENTRY frame, the
  *     stack reached its origin; those frames are dropped and it is whole.
  *  3. Python frames ("py::<qualname>:<filename>") become
- *     "qualname (filename:line)", the def line taken from the
+ *     "qualname (filename:line)". Read at sample time (sample mode), a
+ *     frame carries its line (py_line: the executing one). Otherwise the
+ *     line is the def line, taken from the
  *     perfpy-<pid>.lines sidecar (the frame's address falls in one of its
  *     [start, start+size) ranges), or "qualname (filename)" without one.
  *     After `perf inject --jit` a Python frame lives in its own
@@ -814,7 +816,12 @@ int pp_fold_sample(void *folder, const pp_script_sample *s)
         unsigned b = r->bits;
 
         if (b & C_PY) {
-            id = python_frame(f, f->rawof[k], s->pid, fr[f->keep[k]].ip);
+            const pp_script_frame *x = &fr[f->keep[k]];
+            if (x->py_line > 0)       /* read at sample time: the line is given */
+                id = pp_profile_frame(f->p, PP_FRAME_PYTHON, r->qual, r->qual_len, r->file,
+                                      r->file_len, x->py_line);
+            else
+                id = python_frame(f, f->rawof[k], s->pid, x->ip);
             if (id < 0)
                 return (int)id;
             f->ids[nids++] = (uint32_t)id;

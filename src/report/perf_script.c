@@ -32,6 +32,7 @@
  *                         is tried as a frame line.
  */
 #include "perf_script.h"
+#include "hex.h"
 #include "htab.h"
 
 #include <errno.h>
@@ -84,17 +85,6 @@ struct pp_script_parser {
 static int is_blank(char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* Decimal digits [s, e) into *out (saturating); 0 if not all digits. */
@@ -185,7 +175,7 @@ static int parse_frame(const char *s, const char *e, pp_script_frame *f)
 
     while (s < e && is_blank(*s))
         s++;
-    while (s < e && (v = hexval(*s)) >= 0) {
+    while (s < e && (v = pp__hexval(*s)) >= 0) {
         if (nd < 16)
             ip = ip << 4 | (uint64_t)v;
         nd++;
@@ -200,6 +190,7 @@ static int parse_frame(const char *s, const char *e, pp_script_frame *f)
     f->dso_len = 0;
     f->inlined = 0;
     f->key = 0;
+    f->py_line = f->py_def_line = 0;      /* perf printed it: no line of its own */
     if (e - s >= 3 && e[-1] == ')') {
         for (q = e - 2; q > s; q--) {
             if (q[0] == '(' && q[-1] == ' ') {

@@ -37,6 +37,11 @@ typedef struct pp_script_frame {
                               so a consumer may cache its own work per key
                               (keys are small: 1, 2, ... in order of first
                               sight); 0: not cached */
+    int py_line;           /* a Python frame read at sample time (sample mode,
+                              src/sample/splice.h): the line it was executing;
+                              0 for every frame perf printed (the folder finds
+                              a def line as before) */
+    int py_def_line;       /* that frame's def line (co_firstlineno); 0 unknown */
 } pp_script_frame;
 
 typedef struct pp_script_sample {

@@ -40,7 +40,8 @@ typedef struct pp_frame {
     const char *name;      /* qualname or symbol; never NULL */
     const char *file;      /* Python filename or DSO path; "" when unknown */
     const char *label;     /* what stacks show: "foo (/app/x.py:12)", "memcpy" */
-    int line;              /* Python: the def line (co_firstlineno); 0 unknown */
+    int line;              /* Python: the def line (co_firstlineno), or in sample
+                              mode the executing line; 0 unknown */
     pp_frame_kind kind;
 } pp_frame;
 

@@ -69,6 +69,15 @@ char *test_read_file(const char *path, size_t *len)
     return buf;
 }
 
+void *test_exact_copy(const void *buf, size_t n)
+{
+    void *copy = malloc(n ? n : 1);
+
+    if (!copy)
+        exit(1);
+    return memcpy(copy, buf, n);
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag,
                     struct FTW *ftw)
 {

@@ -26,6 +26,9 @@ void test_register(const char *name, const char *file, test_fn fn);
 const char *test_tmpdir(void);
 /* Reads a whole file (NUL-terminated); *len gets its size. NULL if absent. */
 char *test_read_file(const char *path, size_t *len);
+/* A heap block of exactly n bytes holding buf's first n (for parsers of
+ * hostile input: an over-read leaves the block and ASan sees it). */
+void *test_exact_copy(const void *buf, size_t n);
 
 #define TEST(name)                                                        \
     static void test_##name(void);                                        \

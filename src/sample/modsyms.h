@@ -1,0 +1,28 @@
+/*
+ * A module's function symbols sorted by address, for unwind.c: libdwfl's
+ * dwfl_module_addrinfo scans the whole symbol table on every call (with
+ * sid's libdw 0.196 and python3.15's full .symtab, about 1-4 ms a call,
+ * measured by test_unwind's live tests), and a profile names thousands of
+ * distinct addresses. Built once per module from the same table libdwfl
+ * uses (dwfl_module_getsym_info: .symtab, a separate debug file's, or
+ * MiniDebugInfo), searched by bisection. Needs libdw: built with unwind.c.
+ */
+#ifndef PERFPY_SAMPLE_MODSYMS_H
+#define PERFPY_SAMPLE_MODSYMS_H
+
+#include <elfutils/libdwfl.h>
+#include <stdint.h>
+
+typedef struct pp__modsyms pp__modsyms;
+
+/* The index of mod's symbols; NULL without memory (callers fall back to
+ * dwfl_module_addrinfo). A module without symbols gives an empty index. */
+pp__modsyms *pp__modsyms_build(Dwfl_Module *mod);
+/* The name of the function whose range holds pc (a symbol without a size
+ * holds everything up to the next one), or NULL; *start (when not NULL)
+ * gets its address. Names belong to the module's ELF data: valid while the
+ * Dwfl lives. */
+const char *pp__modsyms_find(const pp__modsyms *s, uint64_t pc, uint64_t *start);
+void pp__modsyms_free(pp__modsyms *s);
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * The splice: one sample of sample mode (sample.h) -> the pp_script_sample
+ * perf script would have printed for it in the trampoline modes, so the
+ * folder and every writer apply unchanged. Leaf first:
+ *
+ *   kernel frames          do_syscall_64 ... ([kernel.kallsyms])
+ *   native frames          PyLong_FromLong, ... (unwind.c)
+ *   _PyEval_EvalFrameDefault  <- evaluation 1 (innermost)
+ *     py::foo:app.py          <- its Python frames, innermost first
+ *   _PyEval_EvalFrameDefault  <- evaluation 2
+ *     py::bar:app.py
+ *     py::<module>:app.py
+ *   Py_RunMain ... _start
+ *
+ * The Python frames (innermost first, each run ending at an `entry` frame:
+ * one frame per run on 3.8-3.10, several on 3.11+) are matched to the
+ * native stack's _PyEval_EvalFrameDefault frames innermost first, each run
+ * placed just rootward of its evaluation's frame, as a trampoline would
+ * sit. Runs left over when the native stack was cut short (fewer eval
+ * frames than runs) go at the root side, in order: the outermost frame is
+ * then a Python frame, not a root, and the folder marks the stack
+ * "[truncated]" by its own rule. A Python chain deeper than the collector
+ * reads (py_truncated) is marked with frames_dropped (its root side cut).
+ *
+ * A Python frame reads "py::<qualname>:<file>" in DSO "[python]" and
+ * carries its executing line and def line (pp_script_frame.py_line,
+ * py_def_line; the folder labels it "qualname (file:py_line)"; with
+ * pp_splice_opts.def_lines, py_line is the def line); its ip is a small distinct number (1, 2, ... from the
+ * root), never a real address. The event is "cpu-clock".
+ */
+#ifndef PERFPY_SAMPLE_SPLICE_H
+#define PERFPY_SAMPLE_SPLICE_H
+
+#include "report/perf_script.h"
+#include "sample.h"
+#include "unwind.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct pp_splicer pp_splicer;
+
+typedef struct pp_splice_stats {
+    uint64_t samples;
+    uint64_t runs;           /* Python runs seen */
+    uint64_t runs_at_root;   /* runs that found no eval frame (cut native stacks) */
+} pp_splice_stats;
+
+typedef struct pp_splice_opts {
+    int def_lines;           /* label Python frames with their def line (as the
+                                trampoline modes do), not the executing line:
+                                py_line gets the def line too */
+} pp_splice_opts;
+
+/* opts may be NULL (executing lines). 0 or -ENOMEM. */
+int pp_splice_open(pp_splicer **out, const pp_splice_opts *opts);
+/* s + its kernel frames kernel[0..nk) + its native frames native[0..nn)
+ * (both leaf first) -> *out. out's frames and strings belong to the
+ * splicer: valid until the next pp_splice or pp_splice_close; the names of
+ * kernel and native frames are not copied (valid as long as the caller's).
+ * 0 or -ENOMEM. */
+int pp_splice(pp_splicer *sp, const pp_sample *s, const pp_native_frame *kernel, size_t nk,
+              const pp_native_frame *native, size_t nn, pp_script_sample *out);
+const pp_splice_stats *pp_splice_stats_of(const pp_splicer *sp);
+void pp_splice_close(pp_splicer *sp);
+
+#endif

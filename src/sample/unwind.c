@@ -1,0 +1,478 @@
+/*
+ * Native unwinding with libdwfl (see unwind.h for the picture). One Dwfl
+ * per process, kept between samples: reporting modules costs an open and
+ * an ELF header read per file, and the CFI libdw parses stays cached in
+ * the module. The thread state is attached once per Dwfl; each sample sets
+ * `cur` and calls dwfl_getthread_frames, whose callbacks below read from
+ * that sample.
+ *
+ * perf's util/unwind-libdw.c makes a new Dwfl per sample and reports the
+ * modules of each frame's map as the walk reaches it; the same calls are
+ * used here (dwfl_report_elf with base = map start - file offset), once per
+ * process instead.
+ */
+#include "unwind.h"
+#include "maps.h"
+#include "modsyms.h"
+
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
+
+#if !defined(__x86_64__)
+#error "unwind.c reads x86_64 registers (sample.h); the Makefile builds it only there"
+#endif
+
+#define MAX_PROCS 256              /* processes kept; the least recently used goes */
+#define REFRESH_NS 100000000ull    /* maps read again at most this often */
+
+typedef struct proc {
+    struct pp_unwinder *u;
+    int pid;
+    Dwfl *dwfl;
+    pp_maps maps;
+    int mem_fd;                    /* /proc/PID/mem; -1 when not (yet) open */
+    int mem_tried;
+    uint64_t refreshed_ns, used;   /* last maps read; last use (LRU) */
+    /* the sample being unwound */
+    const pp_sample *cur;
+    uint64_t stack_hi;             /* end of the mapping sp is in */
+    int ran_out;
+    pp_native_frame *out;
+    size_t cap, n;
+} proc;
+
+struct pp_unwinder {
+    proc *procs[MAX_PROCS];
+    size_t nprocs;
+    uint64_t clock;
+    char vdso_path[64];            /* our own vDSO image (the kernel's, the same
+                                      in every process), in a memfd; "" when none */
+    int vdso_fd;
+};
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks callbacks = {
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .debuginfo_path = &debuginfo_path,
+    .section_address = dwfl_offline_section_address,
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+static int read_file_at(const char *path, uint64_t off, void *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t got;
+
+    if (fd < 0)
+        return -1;
+    got = pread(fd, buf, len, (off_t)off);
+    close(fd);
+    return got == (ssize_t)len ? 0 : -1;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+    proc *p = arg;
+    const pp_sample *s = p->cur;
+    uint64_t sp = s->regs[7], v;
+    const pp_map *m;
+
+    (void)dwfl;
+    if (addr >= sp && addr - sp <= s->stack_len && s->stack_len - (addr - sp) >= 8) {
+        memcpy(&v, (const char *)s->stack + (addr - sp), 8);
+        *result = v;
+        return true;
+    }
+    if (addr >= sp && addr < p->stack_hi) {
+        p->ran_out = 1;          /* the stack as it is now is not the sample's */
+        return false;
+    }
+    m = pp_maps_find(&p->maps, addr);
+    if (m && m->end - addr >= 8 && !(m->prot & PP_MAP_W) && m->path[0] == '/' &&
+        read_file_at(m->path, m->pgoff + (addr - m->start), &v, 8) == 0) {
+        *result = v;
+        return true;
+    }
+    if (!p->mem_tried) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/mem", p->pid);
+        p->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+        p->mem_tried = 1;
+    }
+    if (p->mem_fd >= 0 && pread(p->mem_fd, &v, 8, (off_t)addr) == 8) {
+        *result = v;
+        return true;
+    }
+    return false;
+}
+
+/* ---- the thread ------------------------------------------------------------ */
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+    proc *p = arg;
+
+    (void)dwfl;
+    if (*thread_argp)
+        return 0;
+    *thread_argp = p;
+    return p->cur->tid > 0 ? p->cur->tid : p->pid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+    (void)dwfl;
+    (void)tid;
+    *thread_argp = arg;
+    return true;
+}
+
+/* pp_sample's registers are x86_64 DWARF 0..16, 16 being the return
+ * address column (the pc), as libdw's x86_64 backend numbers them. */
+static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+    proc *p = thread_arg;
+    Dwarf_Word regs[PP_SAMPLE_NREGS];
+
+    for (int i = 0; i < PP_SAMPLE_NREGS; i++)
+        regs[i] = p->cur->regs[i];
+    if (!dwfl_thread_state_registers(thread, 0, PP_SAMPLE_NREGS, regs))
+        return false;
+    dwfl_thread_state_register_pc(thread, regs[16]);
+    return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+    .next_thread = next_thread,
+    .get_thread = get_thread,
+    .memory_read = memory_read,
+    .set_initial_registers = set_initial_registers,
+};
+
+/* ---- modules ---------------------------------------------------------------- */
+
+static int free_syms(Dwfl_Module *mod, void **syms, const char *name, Dwarf_Addr start,
+                     void *arg)
+{
+    (void)mod;
+    (void)name;
+    (void)start;
+    (void)arg;
+    pp__modsyms_free(*syms);
+    *syms = NULL;
+    return DWARF_CB_OK;
+}
+
+/* dwfl_end, and the symbol indexes hung on its modules. */
+static void end_dwfl(Dwfl *d)
+{
+    if (d) {
+        dwfl_getmodules(d, free_syms, NULL, 0);
+        dwfl_end(d);
+    }
+}
+
+static int is_regular(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Reports the file of maps entry i (and the rest of its run of mappings of
+ * the same file) unless a module is there already; returns the index past
+ * the run. Only files with an executable mapping: code is all a pc can
+ * be in. */
+static size_t report_file(proc *p, size_t i)
+{
+    const pp_map *v = p->maps.v, *first = &v[i];
+    size_t j = i;
+    int exec = 0;
+    char file[128];
+    const char *path = first->path;
+    size_t plen = strlen(path);
+
+    while (j < p->maps.n && strcmp(v[j].path, path) == 0) {
+        exec |= (v[j].prot & PP_MAP_X) != 0;
+        j++;
+    }
+    if (!exec || dwfl_addrmodule(p->dwfl, first->start))
+        return j;
+    if (strcmp(path, "[vdso]") == 0) {
+        if (p->u->vdso_path[0])
+            dwfl_report_elf(p->dwfl, "[vdso]", p->u->vdso_path, -1, first->start, false);
+        return j;
+    }
+    if (path[0] != '/')
+        return j;
+    if (plen > 10 && strcmp(path + plen - 10, " (deleted)") == 0) {
+        /* gone from the file system; root can still open the mapping */
+        snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", p->pid,
+                 (unsigned long long)first->start, (unsigned long long)first->end);
+        path = file;
+    } else if (!is_regular(path)) {     /* never open a device (/dev/dri/...) */
+        return j;
+    }
+    dwfl_report_elf(p->dwfl, first->path, path, -1, first->start - first->pgoff, false);
+    return j;
+}
+
+static void report_maps(proc *p)
+{
+    dwfl_report_begin_add(p->dwfl);
+    for (size_t i = 0; i < p->maps.n;)
+        i = report_file(p, i);
+    dwfl_report_end(p->dwfl, NULL, NULL);
+}
+
+/* Reads the maps again (rate-limited); with `fresh`, a new Dwfl (an exec
+ * replaced everything), else new modules are added to the current one
+ * (allowed in the middle of a walk). */
+static void refresh(proc *p, int fresh)
+{
+    uint64_t t = now_ns();
+    pp_maps m;
+
+    if (p->refreshed_ns && t - p->refreshed_ns < REFRESH_NS)
+        return;
+    p->refreshed_ns = t;
+    if (pp_maps_read(p->pid, &m) < 0) {
+        pp_maps_free(&m);
+        return;                          /* gone: keep what we had */
+    }
+    pp_maps_free(&p->maps);
+    p->maps = m;
+    if (fresh) {
+        Dwfl *d = dwfl_begin(&callbacks);
+        if (!d)
+            return;
+        end_dwfl(p->dwfl);
+        p->dwfl = d;
+        report_maps(p);
+        dwfl_attach_state(p->dwfl, NULL, p->pid, &thread_callbacks, p);
+    } else {
+        report_maps(p);
+    }
+}
+
+static void proc_free(proc *p)
+{
+    if (!p)
+        return;
+    end_dwfl(p->dwfl);
+    pp_maps_free(&p->maps);
+    if (p->mem_fd >= 0)
+        close(p->mem_fd);
+    free(p);
+}
+
+static proc *proc_get(pp_unwinder *u, int pid)
+{
+    size_t oldest = 0;
+    proc *p;
+
+    for (size_t i = 0; i < u->nprocs; i++) {
+        if (u->procs[i]->pid == pid) {
+            u->procs[i]->used = ++u->clock;
+            return u->procs[i];
+        }
+        if (u->procs[i]->used < u->procs[oldest]->used)
+            oldest = i;
+    }
+    p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->u = u;
+    p->pid = pid;
+    p->mem_fd = -1;
+    p->used = ++u->clock;
+    p->dwfl = dwfl_begin(&callbacks);
+    if (!p->dwfl) {
+        free(p);
+        return NULL;
+    }
+    if (pp_maps_read(pid, &p->maps) == 0)
+        p->refreshed_ns = now_ns();
+    report_maps(p);
+    /* the architecture comes from a reported module; with none (the process
+     * is gone), there is nothing to unwind with: kept anyway, so a later
+     * sample does not retry every time */
+    dwfl_attach_state(p->dwfl, NULL, pid, &thread_callbacks, p);
+    if (u->nprocs == MAX_PROCS) {
+        proc_free(u->procs[oldest]);
+        u->procs[oldest] = p;
+    } else {
+        u->procs[u->nprocs++] = p;
+    }
+    return p;
+}
+
+/* ---- the walk ---------------------------------------------------------------- */
+
+/* The symbol and DSO naming pc. Symbols come from the module's table
+ * sorted once (modsyms.c): dwfl_module_addrinfo searches it linearly, 3-4
+ * ms per Python stack with sid's libdw and python3.15 (test_unwind's live
+ * tests; a per-pc cache of its answers was no faster than the index). */
+static void name_pc(proc *p, uint64_t pc, pp_native_frame *f)
+{
+    Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, pc);
+
+    if (!mod && !pp_maps_find(&p->maps, pc)) {
+        refresh(p, 0);                   /* a dlopen since? */
+        mod = dwfl_addrmodule(p->dwfl, pc);
+    }
+    f->sym = "[unknown]";
+    f->dso = "[unknown]";
+    if (mod) {
+        void **syms;
+        const char *dso = dwfl_module_info(mod, &syms, NULL, NULL, NULL, NULL, NULL, NULL);
+        const char *name;
+        if (!*syms)
+            *syms = pp__modsyms_build(mod);
+        if (*syms) {
+            name = pp__modsyms_find(*syms, pc, NULL);
+        } else {                         /* no memory for the index: the slow way */
+            GElf_Off off;
+            GElf_Sym sym;
+            name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+        }
+        if (name && name[0])
+            f->sym = name;
+        if (dso)
+            f->dso = dso;
+    }
+}
+
+static int on_frame(Dwfl_Frame *state, void *arg)
+{
+    proc *p = arg;
+    Dwarf_Addr pc;
+    bool activation;
+    pp_native_frame *f;
+
+    if (!dwfl_frame_pc(state, &pc, &activation))
+        return DWARF_CB_ABORT;
+    if (!activation)
+        pc--;                            /* inside the call, not after it */
+    f = &p->out[p->n++];
+    f->pc = pc;
+    name_pc(p, pc, f);
+    return p->n < p->cap ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+int pp_unwind(pp_unwinder *u, const pp_sample *s, pp_native_frame *out, size_t cap,
+              size_t *n, unsigned *flags)
+{
+    proc *p;
+    const pp_map *m;
+    int rc;
+
+    *n = 0;
+    *flags = 0;
+    if (!s->have_user || cap == 0)
+        return 0;
+    p = proc_get(u, s->pid);
+    if (!p)
+        return -ENOMEM;
+    if (!dwfl_addrmodule(p->dwfl, s->regs[16]) && !pp_maps_find(&p->maps, s->regs[16]))
+        refresh(p, 1);                /* an exec since: everything anew */
+    p->cur = s;
+    p->out = out;
+    p->cap = cap;
+    p->n = 0;
+    p->ran_out = 0;
+    m = pp_maps_find(&p->maps, s->regs[7]);
+    p->stack_hi = m ? m->end : s->regs[7] + s->stack_len;
+    rc = dwfl_getthread_frames(p->dwfl, s->tid > 0 ? s->tid : s->pid, on_frame, p);
+    if (p->n == 0) {                     /* libdw could not even start: the pc alone */
+        out[0] = (pp_native_frame){s->regs[16], "[unknown]", "[unknown]"};
+        p->n = 1;
+    }
+    *n = p->n;
+    if (rc == 0 && !p->ran_out)       /* libdw ends "normally" at a failed read too */
+        *flags |= PP_UNWIND_WHOLE;
+    if (p->ran_out)
+        *flags |= PP_UNWIND_RAN_OUT;
+    if (p->n == cap && rc != 0 && !p->ran_out)
+        *flags |= PP_UNWIND_FULL;
+    p->cur = NULL;
+    return 0;
+}
+
+/* ---- the unwinder ------------------------------------------------------------- */
+
+/* A copy of our own vDSO in a memfd: libdw needs an ELF file for the CFI
+ * of the vDSO's functions (clock_gettime, gettimeofday: Python's time()),
+ * and the kernel maps the same image into every process. */
+static void vdso_copy(pp_unwinder *u)
+{
+    pp_maps m;
+    const pp_map *v = NULL;
+    unsigned long base = getauxval(AT_SYSINFO_EHDR);
+
+    u->vdso_fd = -1;
+    if (!base || pp_maps_read(getpid(), &m) < 0)
+        return;
+    v = pp_maps_find(&m, base);
+    if (v && strcmp(v->path, "[vdso]") == 0) {
+        int fd = memfd_create("perfpy-vdso", MFD_CLOEXEC);
+        size_t len = (size_t)(v->end - v->start);
+        if (fd >= 0 && write(fd, (const void *)base, len) == (ssize_t)len) {
+            u->vdso_fd = fd;
+            snprintf(u->vdso_path, sizeof(u->vdso_path), "/proc/%d/fd/%d", getpid(), fd);
+        } else if (fd >= 0) {
+            close(fd);
+        }
+    }
+    pp_maps_free(&m);
+}
+
+int pp_unwind_open(pp_unwinder **out)
+{
+    pp_unwinder *u = calloc(1, sizeof(*u));
+
+    if (!u)
+        return -ENOMEM;
+    vdso_copy(u);
+    *out = u;
+    return 0;
+}
+
+void pp_unwind_forget(pp_unwinder *u, int pid)
+{
+    for (size_t i = 0; i < u->nprocs; i++)
+        if (u->procs[i]->pid == pid) {
+            proc_free(u->procs[i]);
+            u->procs[i] = u->procs[--u->nprocs];
+            return;
+        }
+}
+
+void pp_unwind_close(pp_unwinder *u)
+{
+    if (!u)
+        return;
+    for (size_t i = 0; i < u->nprocs; i++)
+        proc_free(u->procs[i]);
+    if (u->vdso_fd >= 0)
+        close(u->vdso_fd);
+    free(u);
+}
