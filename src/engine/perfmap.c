@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* A text file of one line per trampoline; the two line formats differ. */
@@ -35,7 +36,6 @@ typedef struct textfile {
     struct pp_backend base;
     int fd;
     int err;              /* sticky: the first failure, then no more writes */
-    uint64_t written;     /* bytes this process wrote (copied to fork children) */
     char dir[PATH_MAX];
 } textfile;
 
@@ -137,20 +137,27 @@ static int text_write(pp_backend *b, const pp_symbol *sym, format_fn format)
         free(buf);
     if (rc < 0)
         return t->err = rc;
-    t->written += (uint64_t)len;
     return 0;
 }
 
-/* The child's file starts as a copy of what the parent had written: every
- * trampoline the child inherited is named in its own map. */
+/* The child's file starts as a copy of the parent's whole file: every
+ * trampoline the child inherited is named in its own map, perfpy's and,
+ * where CPython's -X perf shared the file, CPython's (as CPython's own
+ * PyUnstable_PerfTrampoline_SetPersistAfterFork copies it; a copy CPython
+ * made just before is replaced by the same bytes). Lines the parent appends
+ * after the fork may come along: they name addresses the child never uses
+ * (its new trampolines go into a chunk of its own). */
 static int text_fork_child(pp_backend *b, const char *fmt)
 {
     textfile *t = (textfile *)b;
     char parent_path[PATH_MAX];
+    struct stat st;
     int fd, rc;
 
     if (t->err)
         return t->err;
+    if (fstat(t->fd, &st) != 0)
+        return t->err = -errno;
     memcpy(parent_path, t->base.path, sizeof(parent_path));
     close(t->fd);
     t->fd = -1;
@@ -159,7 +166,7 @@ static int text_fork_child(pp_backend *b, const char *fmt)
     if (fd < 0)
         return t->err = fd;
     t->fd = fd;
-    rc = pp__copy_prefix(parent_path, fd, t->written);
+    rc = pp__copy_prefix(parent_path, fd, (uint64_t)st.st_size);
     if (rc < 0)
         return t->err = rc;
     return 0;

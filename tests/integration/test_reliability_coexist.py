@@ -2,8 +2,8 @@
 perfpy (both keep working, in both modes; test_perfmap covers perf mode
 with its own program), CPython's own trampoline on 3.12+ (on at start or
 switched on before perfpy: taken over and handed back, one hook at a time;
-sys.activate/deactivate_stack_trampoline refused while perfpy is on, on
-3.15 by perfpy's guard; -X perf_jit on 3.13+ writing the same
+sys's activate/deactivate/is_stack_trampoline_active served by perfpy's
+engine while it owns the hook; -X perf_jit on 3.13+ writing the same
 jit-<pid>.dump path), and subinterpreters
 (isolated ones refuse perfpy's single-phase module with CPython's clear
 ImportError; legacy ones get a clear RuntimeError from activation; the
@@ -70,11 +70,12 @@ class Coexistence(ReliabilityTest):
         self.for_each(one)
 
     def test_cpython_own_trampoline_on_312_and_later(self):
-        """perfpy takes CPython's own trampoline over and hands it back: one
-        hook at a time (each function named once in the shared map), both
-        is_stack_trampoline_active() truthful at every step (the program
-        checks), sys's activate/deactivate refused while perfpy is on (by
-        CPython up to 3.14, by perfpy's guard on 3.15), exit 0."""
+        """perfpy takes CPython's own trampoline over (CPython's map file
+        closed: the program counts its descriptors) and hands it back; sys's
+        activate/deactivate/is_stack_trampoline_active called while perfpy's
+        engine owns the hook are served by it (no RuntimeError; CPython's
+        answers at every step, the program checks); one hook at a time (each
+        function named once in the shared map); exit 0."""
         pys = self.pythons_with_own_trampoline()
 
         def one(py, mode):
@@ -87,34 +88,39 @@ class Coexistence(ReliabilityTest):
                               % (start == "-X perf"), r.stdout)
                 for call in ("activate", "deactivate"):
                     self.assertIn("sys.%s_stack_trampoline while perfpy is active: "
-                                  "Trampoline cannot be initialized" % call, r.stdout)
+                                  "accepted" % call, r.stdout)
                 in_map = collections.Counter(q for q, f in map_names(pid)
                                              if f == PROG and q.startswith("work_"))
                 if mode == "perf":
                     # perfpy's and CPython's share the map: two hooks at once
                     # would name a function twice
-                    self.assertEqual(in_map, {"work_on_1": 1, "work_on_2": 1,
-                                              "work_on_3": 1, "work_off_1": 1})
+                    self.assertEqual(in_map, {"work_on_1": 1, "work_cpython_1": 1,
+                                              "work_on_2": 1, "work_on_3": 1})
                 else:
-                    self.assertEqual(in_map, {"work_off_1": 1})   # CPython's only
+                    # CPython's, and perfpy's once sys asked for "perf"
+                    self.assertEqual(in_map, {"work_cpython_1": 1, "work_on_2": 1,
+                                              "work_on_3": 1})
                     mine = collections.Counter(q for q in self.functions_named_all(mode, pid)
                                                if q.startswith("work_"))
                     self.assertEqual(mine, {"work_on_1": 1, "work_on_2": 1,
                                             "work_on_3": 1})
                 record("coexist/cpython_own_%s" % ("X_perf" if start == "-X perf"
                                                    else "sys_activate"), py, mode,
-                       "exit 0; perfpy takes CPython's trampoline over and hands it back "
-                       "(one hook: each function named once); sys.activate/deactivate_"
-                       "stack_trampoline refused while perfpy is on; both "
-                       "is_stack_trampoline_active() truthful",
+                       "exit 0; perfpy takes CPython's trampoline over (its map file "
+                       "closed) and hands it back (one hook: each function named once); "
+                       "sys.activate/deactivate/is_stack_trampoline_active served by "
+                       "perfpy's engine while it owns the hook",
                        "PYTHONPATH=build/lib %s %s%s cpython %s"
                        % (py.path, "-X perf " if start == "-X perf" else "",
                           "tests/integration/programs/rel_coexist.py", BACKEND[mode]))
         self.for_each(one, pythons=pys)
 
     def test_cpython_own_functions_work_with_perfpy_off(self):
-        """The negative side of the refusal: with perfpy off, sys's
-        functions are CPython's own again (3.15: the guard passes through)."""
+        """sys's functions with perfpy's engine off: CPython's own before
+        perfpy's first activation; after it, "perf" turns perfpy's engine on
+        again (jit: named in CPython's map too), and "perf_jit" with the
+        perf-map engine (3.13+) hands the hook to CPython's own trampoline,
+        which names the next function in its own dump."""
         pys = self.pythons_with_own_trampoline()
 
         def one(py, mode):
@@ -122,16 +128,24 @@ class Coexistence(ReliabilityTest):
                                  env={"PERFPY": None})
             pid = r.pids[0]
             self.assertIn("sys.activate_stack_trampoline with perfpy off: accepted", r.stdout)
-            self.assertIn(("work_off_1", PROG), map_names(pid))       # CPython named it
+            self.assertIn(("work_on_2", PROG), map_names(pid))
             mine = self.functions_named_all(mode, pid)
             self.assertIn("work_on_1", mine)
-            if mode == "jit":
-                self.assertNotIn("work_off_1", mine)
+            self.assertIn("work_on_2", mine)
+            if mode == "perf" and py.version_info >= (3, 13):
+                refused = "note: perf_jit refused by CPython: invalid backend: perf_jit"
+                if py.version == "3.13.0":   # its sys knows only "perf"
+                    self.assertIn(refused, r.stdout)
+                else:
+                    self.assertIn("note: perf_jit handed to CPython", r.stdout)
+                    self.assertNotIn("work_cpython_1", mine)
+                    self.assertIn(("work_cpython_1", PROG),
+                                  dump_names("/tmp/jit-%d.dump" % pid))   # CPython's
             record("coexist/cpython_own_with_perfpy_off", py, mode,
-                   "sys.activate_stack_trampoline accepted once perfpy is off; CPython's "
-                   "trampoline names the next function", "PYTHONPATH=build/lib %s %s "
-                   "cpython_off %s" % (py.path, "tests/integration/programs/rel_coexist.py",
-                                       BACKEND[mode]))
+                   "sys.activate_stack_trampoline('perf') with perfpy off turns perfpy's "
+                   "engine on; 'perf_jit' with the perf-map engine is CPython's own "
+                   "(3.13+)", "PYTHONPATH=build/lib %s %s cpython_off %s"
+                   % (py.path, "tests/integration/programs/rel_coexist.py", BACKEND[mode]))
         self.for_each(one, pythons=pys)
 
     def test_cpython_own_reactivation_crash_is_cpythons(self):
@@ -186,7 +200,7 @@ class Coexistence(ReliabilityTest):
                 self.own(*r.pids)
                 self.assertEqual(r.returncode, 0, r.why())
                 self.assert_quiet(r)
-                self.assertIn("perfpy True cpython False", r.stdout)
+                self.assertIn("perfpy True cpython True", r.stdout)   # sys served by perfpy
                 dump_names("/tmp/jit-%d.dump" % r.pids[0])             # CPython's, valid
                 mine = {q for q, f in self.names("jit", r.pids[0])}
                 self.assertIn("work_on_1", mine)
