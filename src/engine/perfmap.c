@@ -147,7 +147,7 @@ static int text_write(pp_backend *b, const pp_symbol *sym, format_fn format)
  * made just before is replaced by the same bytes). Lines the parent appends
  * after the fork may come along: they name addresses the child never uses
  * (its new trampolines go into a chunk of its own). */
-static int text_fork_child(pp_backend *b, const char *fmt)
+static int text_fork_child(pp_backend *b, const char *fmt, int inherit)
 {
     textfile *t = (textfile *)b;
     char parent_path[PATH_MAX];
@@ -162,10 +162,16 @@ static int text_fork_child(pp_backend *b, const char *fmt)
     close(t->fd);
     t->fd = -1;
     set_path(t, fmt, getpid());
-    fd = pp__open_private(t->base.path, O_TRUNC | O_APPEND);
+    /* Not inheriting (CPython's rule): what the child's CPython already
+     * wrote there (its persist-after-fork copy) stays, as text_open keeps
+     * a file another writer of this process has open. */
+    fd = pp__open_private(t->base.path, O_APPEND |
+                          (inherit || !pp__open_in_this_process(t->base.path) ? O_TRUNC : 0));
     if (fd < 0)
         return t->err = fd;
     t->fd = fd;
+    if (!inherit)
+        return 0;
     rc = pp__copy_prefix(parent_path, fd, (uint64_t)st.st_size);
     if (rc < 0)
         return t->err = rc;
@@ -203,9 +209,9 @@ static int map_write(pp_backend *b, const pp_symbol *sym)
     return text_write(b, sym, map_line);
 }
 
-static int map_fork_child(pp_backend *b)
+static int map_fork_child(pp_backend *b, int inherit)
 {
-    return text_fork_child(b, MAP_FMT);
+    return text_fork_child(b, MAP_FMT, inherit);
 }
 
 const pp_backend_ops pp_perfmap_ops = {
@@ -231,9 +237,10 @@ static int lines_write(pp_backend *b, const pp_symbol *sym)
     return text_write(b, sym, lines_line);
 }
 
-static int lines_fork_child(pp_backend *b)
+static int lines_fork_child(pp_backend *b, int inherit)
 {
-    return text_fork_child(b, LINES_FMT);
+    (void)inherit;   /* perfpy record's def lines: every inherited one */
+    return text_fork_child(b, LINES_FMT, 1);
 }
 
 const pp_backend_ops pp_lines_ops = {

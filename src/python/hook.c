@@ -395,8 +395,12 @@ static int install(PyInterpreterState *interp)
     /* CPython's map file is closed while perfpy writes (perfpy's own, or
      * none in jit mode): CPython's next write, if it is handed back,
      * reopens it for appending; a fork never inherits it open. */
-    if (cpython)
+    if (cpython) {
         pp_cpython_perf_map_close();
+        /* and forks follow CPython's rule from here: a child's map holds
+         * the child's own names (and CPython's persist-after-fork copy). */
+        pp_engine_set_fork_inherit_map(S.engine, 0);
+    }
     return 0;
 }
 
@@ -494,15 +498,17 @@ void pp__after_fork_child(void)
     /* CPython shuts its own trampoline down in a forked child (it restarts
      * it only if it was the evaluator): nothing to hand back here. */
     S.cpython = NULL;
+    if (S.engine) {
+        /* First: the engine keeps a persist-after-fork copy CPython has
+         * just written to the child's map while CPython holds it open. */
+        rc = pp_engine_fork_child(S.engine);
+        if (rc < 0 && S.active)
+            fail_once("start this child process's own files", rc);
+    }
     /* CPython's map FILE* may still be the parent's file (open for our
      * writes, or left open by CPython's deactivation): the child's next
      * line must go to its own file, never the parent's. */
     pp_cpython_perf_map_close();
-    if (!S.engine)
-        return;
-    rc = pp_engine_fork_child(S.engine);
-    if (rc < 0 && S.active)
-        fail_once("start this child process's own files", rc);
 }
 
 size_t pp__trampolines(void)

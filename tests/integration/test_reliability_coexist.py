@@ -11,6 +11,7 @@ main interpreter keeps working, also after they are destroyed).
 """
 import collections
 import os
+import re
 import unittest
 
 import support
@@ -168,6 +169,78 @@ class Coexistence(ReliabilityTest):
                                              "issue 146522)" if r.returncode else ""),
                    "%s -X perf -c \"import sys; sys.activate_stack_trampoline('perf'); "
                    "then three new functions called (exec)\"" % py.path)
+
+    def test_fork_with_persist_grows_no_file(self):
+        """-X perf, CPython's trampoline taken over by perfpy (or perfpy's
+        engine serving sys.deactivate_stack_trampoline, or CPython's own
+        deactivation after perfpy handed it back), then
+        PyUnstable_PerfTrampoline_SetPersistAfterFork(1) and fork(), at full
+        size under `ulimit -f` (64 MB) as the safety cap: no file grows, and
+        the child's map holds the parent's names (CPython's persist copy)
+        and its own. Control, where it applies (3.13+, without perfpy):
+        CPython's own sys.deactivate_stack_trampoline + persist + fork grows
+        the parent's map to the cap."""
+        cap = 64 << 20
+        prog = program("persist_fork.py")
+        pys = [py for py in interpreters() if py.version_info >= (3, 13)]
+        if not pys:
+            self.skipTest("no CPython 3.13+ here (PyUnstable_PerfTrampoline_"
+                          "SetPersistAfterFork)")
+
+        def capped(py, args, env):
+            r = run_group(["sh", "-c", 'ulimit -f %d && exec "$@"' % (cap // 512), "sh",
+                           py.path, "-X", "perf", prog] + args, env=env)
+            kids = [int(m) for m in re.findall(r"^child (\d+)$", r.stdout, re.M)]
+            self.own(*(r.pids + kids))
+            sizes = {p: os.path.getsize("/tmp/perf-%d.map" % p)
+                     for p in r.pids + kids if os.path.exists("/tmp/perf-%d.map" % p)}
+            return r, kids, sizes
+
+        def one(py, mode):
+            for how in ("perfpy", "served", "handed_back"):
+                env = engine_env(mode, self.tmp, {"PERFPY": mode if how == "served" else None})
+                r, kids, sizes = capped(py, [how, BACKEND[mode]], env)
+                self.assertEqual(r.returncode, 0, r.why())
+                self.assertIn("child status 0", r.stdout, r.why())
+                self.assertEqual(len(kids), 1, r.why())
+                self.assert_quiet(r)
+                self.assertTrue(sizes and max(sizes.values()) < (1 << 20), sizes)
+                child = kids[0]
+                in_child_map = {q for q, f in map_names(child) if f == prog}
+                self.assertIn("before_fork", in_child_map)    # the parent's, persisted
+                if how == "perfpy":    # perfpy's engine on in the child
+                    self.assertIn("in_child", {q for q, f in self.names(mode, child)
+                                               if f == prog})
+                else:                  # tracing was switched off before the fork
+                    self.assertNotIn("in_child", in_child_map)
+                record("coexist/fork_persist_%s" % how, py, mode,
+                       "no file grows (largest map %d bytes, cap 64 MB); the child's map "
+                       "holds the parent's names%s" % (max(sizes.values()),
+                                                       " and its own" if how == "perfpy"
+                                                       else " (tracing off)"),
+                       "ulimit -f %d; %sPYTHONPATH=build/lib %s -X perf %s %s %s"
+                       % (cap // 512, "PERFPY=%s " % mode if how == "served" else "",
+                          py.path, "tests/integration/programs/persist_fork.py", how,
+                          BACKEND[mode]))
+        self.for_each(one, pythons=pys)
+        grew = []
+        for py in pys:
+            with self.subTest(py=py.label, control="CPython's own"):
+                r, kids, sizes = capped(py, ["cpython", "perf"], {"PYTHONPATH": None,
+                                                                   "PERFPY": None})
+                self.assertTrue(r.pids, r.why())
+                size = sizes.get(r.pids[0], 0)
+                if size >= cap:
+                    grew.append(py.label)
+                record("coexist/fork_persist_cpython_alone", py, "-",
+                       "no perfpy: the parent's map grew to %d bytes%s; child status: %s"
+                       % (size, " (the cap)" if size >= cap else "",
+                          (re.findall(r"^child status (\d+)$", r.stdout, re.M) or ["?"])[0]),
+                       "ulimit -f %d; %s -X perf tests/integration/programs/persist_fork.py "
+                       "cpython perf" % (cap // 512, py.path))
+        with self.subTest(control="the cap is reached without perfpy somewhere"):
+            self.assertTrue(grew, "no interpreter here grows the file without perfpy: "
+                            "the positive cases above show nothing")
 
     def test_cpython_own_perf_jit_dump_is_never_shared(self):
         pys = [py for py in interpreters() if py.version_info >= (3, 13)]
