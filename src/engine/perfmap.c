@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* A text file of one line per trampoline; the two line formats differ. */
@@ -36,6 +35,7 @@ typedef struct textfile {
     struct pp_backend base;
     int fd;
     int err;              /* sticky: the first failure, then no more writes */
+    uint64_t end;         /* the file's end after our last line (fork copies) */
     char dir[PATH_MAX];
 } textfile;
 
@@ -89,6 +89,14 @@ static void set_path(textfile *t, const char *fmt, pid_t pid)
     snprintf(t->base.path, sizeof(t->base.path), fmt, t->dir, (int)pid);
 }
 
+/* Where the file ends now (lines of another writer included). */
+static uint64_t file_end(int fd)
+{
+    off_t end = lseek(fd, 0, SEEK_END);
+
+    return end > 0 ? (uint64_t)end : 0;
+}
+
 static int text_open(pp_backend **out, const pp_backend_ops *ops,
                      const char *dir, const char *fmt)
 {
@@ -110,6 +118,7 @@ static int text_open(pp_backend **out, const pp_backend_ops *ops,
         return fd;
     }
     t->fd = fd;
+    t->end = file_end(fd);
     *out = &t->base;
     return 0;
 }
@@ -137,27 +146,23 @@ static int text_write(pp_backend *b, const pp_symbol *sym, format_fn format)
         free(buf);
     if (rc < 0)
         return t->err = rc;
+    t->end = file_end(t->fd);
     return 0;
 }
 
-/* The child's file starts as a copy of the parent's whole file: every
- * trampoline the child inherited is named in its own map, perfpy's and,
- * where CPython's -X perf shared the file, CPython's (as CPython's own
- * PyUnstable_PerfTrampoline_SetPersistAfterFork copies it; a copy CPython
- * made just before is replaced by the same bytes). Lines the parent appends
- * after the fork may come along: they name addresses the child never uses
- * (its new trampolines go into a chunk of its own). */
+/* The child's file starts as a copy of the parent's file up to its end
+ * after the parent's last line before the fork: every trampoline the child
+ * inherited is named in its own map, perfpy's and, where CPython's -X perf
+ * shared the file, CPython's written before it; never a line the parent
+ * appends after the fork. */
 static int text_fork_child(pp_backend *b, const char *fmt, int inherit)
 {
     textfile *t = (textfile *)b;
     char parent_path[PATH_MAX];
-    struct stat st;
     int fd, rc;
 
     if (t->err)
         return t->err;
-    if (fstat(t->fd, &st) != 0)
-        return t->err = -errno;
     memcpy(parent_path, t->base.path, sizeof(parent_path));
     close(t->fd);
     t->fd = -1;
@@ -170,11 +175,10 @@ static int text_fork_child(pp_backend *b, const char *fmt, int inherit)
     if (fd < 0)
         return t->err = fd;
     t->fd = fd;
-    if (!inherit)
-        return 0;
-    rc = pp__copy_prefix(parent_path, fd, (uint64_t)st.st_size);
+    rc = inherit ? pp__copy_prefix(parent_path, fd, t->end) : 0;
     if (rc < 0)
         return t->err = rc;
+    t->end = file_end(fd);   /* what a grandchild inherits starts here */
     return 0;
 }
 
