@@ -242,6 +242,74 @@ class Coexistence(ReliabilityTest):
             self.assertTrue(grew, "no interpreter here grows the file without perfpy: "
                             "the positive cases above show nothing")
 
+    def sys_api_program(self):
+        pys = self.pythons_with_own_trampoline()
+        return pys, program("sys_api.py")
+
+    def test_sys_api_under_perfpy_run(self):
+        """CPython's sys API under `perfpy run --mode perf|jit`: the same
+        answers as without perfpy (the program asserts each), served by
+        perfpy's engine: named_1 and named_2 named (jit: in the dump, and in
+        CPython's map since the program asked for "perf"), unnamed_1, run
+        while it was off, named nowhere. Reference: the plain interpreter."""
+        pys, prog = self.sys_api_program()
+
+        def one(py, mode):
+            plain = run_group([py.path, prog, "0"], env={"PYTHONPATH": None, "PERFPY": None})
+            self.own(*plain.pids)
+            self.assertEqual((plain.returncode, plain.stdout.count("ok")), (0, 1), plain.why())
+            p = self.perfpy_run(py, [prog, "0"], mode=mode,
+                                env={"PERFPY_JITDUMP_DIR": self.tmp, "PERFPY": None,
+                                     "PYTHONPATH": None})
+            pids = [int(x) for x in re.findall(r"^pid (\d+)$", p.stdout, re.M)]
+            self.own(*pids)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("ok", p.stdout)
+            self.assertNotIn("perfpy:", p.stderr)
+            in_map = {q for q, f in map_names(pids[0]) if f == prog}
+            self.assertEqual(in_map & {"named_1", "unnamed_1", "named_2"},
+                             {"named_1", "named_2"})
+            if mode == "jit":
+                mine = {q for q, f in self.names(mode, pids[0]) if f == prog}
+                self.assertEqual(mine & {"named_1", "unnamed_1", "named_2"},
+                                 {"named_1", "named_2"})
+            record("coexist/sys_api_perfpy_run", py, mode,
+                   "every sys answer CPython's (the program asserts them); named while on, "
+                   "not while off", "perfpy run --mode %s -- %s "
+                   "tests/integration/programs/sys_api.py 0" % (mode, py.path))
+        self.for_each(one, pythons=pys)
+
+    @support.needs_perf
+    def test_sys_api_under_perfpy_record(self):
+        """The same program under `perfpy record` (default mode): it runs
+        to its end (exit 0, "ok"), the profile has named_1 and named_2 as
+        Python frames and not unnamed_1, and no map or dump is left."""
+        pys, prog = self.sys_api_program()
+        for py in pys:
+            with self.subTest(py=py.label):
+                out = os.path.join(self.tmp, "sys-api-%s.txt" % py.label)
+                p = support.run([support.PERFPY, "record", "-f", "collapsed", "-o", out, "--",
+                                 py.path, prog, "0.4"],
+                                env={"PERFPY": None, "PYTHONPATH": None}, timeout=600)
+                pids = [int(x) for x in re.findall(r"^pid (\d+)$", p.stdout, re.M)]
+                self.own(*pids)
+                self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
+                self.assertIn("ok", p.stdout)
+                with open(out) as f:
+                    stacks = f.read()
+                for name, want in (("named_1", True), ("named_2", True), ("unnamed_1", False)):
+                    found = re.search(r"(^|;)%s \(" % name, stacks, re.M) is not None
+                    self.assertEqual(found, want, "%s in the profile: %s\n%s"
+                                     % (name, found, stacks[-3000:]))
+                for pid in pids:
+                    for path in ("/tmp/perf-%d.map" % pid, "/tmp/jit-%d.dump" % pid):
+                        self.assertFalse(os.path.exists(path), path + " left behind")
+                record("coexist/sys_api_perfpy_record", py, "auto",
+                       "the program runs to its end; named_1, named_2 in the profile, "
+                       "unnamed_1 not; nothing left in /tmp",
+                       "perfpy record -f collapsed -- %s tests/integration/programs/"
+                       "sys_api.py 0.4" % py.path)
+
     def test_cpython_own_perf_jit_dump_is_never_shared(self):
         pys = [py for py in interpreters() if py.version_info >= (3, 13)]
         if not pys:
