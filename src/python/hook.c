@@ -74,6 +74,7 @@ static struct {
     pp_evaluator cpython;         /* CPython's own, taken over: handed back */
     int active;
     int map_too;                  /* also name trampolines in CPython's map */
+    pid_t map_pid;                /* the process whose map CPython's FILE is */
     int failed;                   /* a failure turned perfpy off for good */
     int fast_extra;               /* co_extra read directly (checked layout) */
     int deep;                     /* depth from which the stack is checked */
@@ -128,6 +129,13 @@ static void name_in_cpython_map(const pp_symbol *sym)
     char small[1024], *name = small;
     size_t n = pp_symbol_name(small, sizeof(small), sym);
 
+    /* A fork child may make trampolines (at-fork handlers in Python)
+     * before pp__after_fork_child closes the FILE it inherited: never
+     * write the child's names into the parent's map. */
+    if (S.map_pid != getpid()) {
+        pp_cpython_perf_map_close();
+        S.map_pid = getpid();
+    }
     if (n >= sizeof(small)) {
         name = malloc(n + 1);
         if (!name)

@@ -84,7 +84,7 @@ static int activate(const char *name);
 
 static PyObject *sys_activate(PyObject *self, PyObject *args, PyObject *kw)
 {
-    const char *theirs = pp__backend_in_use(), *name;
+    const char *mine = pp__backend_in_use(), *name;   /* perfpy's engine's */
     PyObject *arg, *r;
 
     if (kw || PyTuple_GET_SIZE(args) != 1 || !PyUnicode_Check(PyTuple_GET_ITEM(args, 0)))
@@ -93,12 +93,12 @@ static PyObject *sys_activate(PyObject *self, PyObject *args, PyObject *kw)
     name = PyUnicode_AsUTF8(arg);
     if (!name)
         return NULL;
-    if (!theirs || !pp_cpython_handles(name) || !pp__serves_this_interpreter())
+    if (!mine || !pp_cpython_handles(name) || !pp__serves_this_interpreter())
         return PyObject_Call(sys_original[SYS_ACTIVATE], args, kw);
-    if (strcmp(name, theirs) == 0 || strcmp(name, "perf") == 0) {
-        if (activate(theirs) < 0)
+    if (strcmp(name, mine) == 0 || strcmp(name, "perf") == 0) {
+        if (activate(mine) < 0)
             return NULL;
-        pp__name_in_cpython_map(strcmp(name, theirs) != 0);
+        pp__name_in_cpython_map(strcmp(name, mine) != 0);
         Py_RETURN_NONE;
     }
     /* CPython's own, if it takes it (3.13.0 knows "perf_jit" only as -X
@@ -109,7 +109,7 @@ static PyObject *sys_activate(PyObject *self, PyObject *args, PyObject *kw)
         pp_saved_error saved;
 
         pp_error_save(&saved);
-        if (activate(theirs) < 0)
+        if (activate(mine) < 0)
             PyErr_Clear();
         pp_error_restore(&saved);
     }
