@@ -105,9 +105,12 @@ typedef struct pp_backend_ops {
     int (*open)(pp_backend **out, const char *dir);
     /* Record one trampoline: the entry is in the file, whole, on return. */
     int (*write_entry)(pp_backend *b, const pp_symbol *sym);
-    /* In a forked child: start the child's own file holding every entry the
-     * parent had written before the fork; never write to the parent's file. */
-    int (*fork_child)(pp_backend *b);
+    /* In a forked child: start the child's own file, holding every entry the
+     * parent had written before the fork (inherit = 1), or, for a perf map
+     * with inherit = 0, only what the child writes (CPython's rule; what
+     * another writer of the child put there is kept); never write to the
+     * parent's file. The jitdump and the lines sidecar always inherit. */
+    int (*fork_child)(pp_backend *b, int inherit);
     /* Flush and free; returns the first error the backend ever met. */
     int (*close)(pp_backend *b);
 } pp_backend_ops;
@@ -144,6 +147,11 @@ int pp_engine_register(pp_engine *e, pp_symbol *sym, pp_trampoline_fn *out);
 /* Call in a forked child before it runs trampolines it did not register:
  * moves every backend to the child's own files. Idempotent per pid. */
 int pp_engine_fork_child(pp_engine *e);
+/* From now on a forked child's perf map starts without the parent's entries
+ * (inherit = 0), as the map of CPython's own trampoline does, whose
+ * PyUnstable_PerfTrampoline_SetPersistAfterFork copy is then kept; or with
+ * them (1, the default). perf names inherited code from the parent's map. */
+void pp_engine_set_fork_inherit_map(pp_engine *e, int inherit);
 const char *pp_engine_backend_name(const pp_engine *e);
 /* After an error: the file that could not be written (a backend's map,
  * dump or sidecar), or NULL when the error was not a file's (memory). */

@@ -39,6 +39,7 @@ struct pp_engine {
     int err;                /* sticky */
     int failed;             /* the backend that failed, -1 if none did */
     pid_t pid;              /* whose files the backends write */
+    int inherit_map;        /* a forked child's map copies the parent's */
     unsigned forks;         /* fork_generation when pid was last checked */
 };
 
@@ -124,6 +125,7 @@ int pp_engine_open(pp_engine **out, const pp_engine_config *cfg)
     pthread_mutex_init(&e->lock, NULL);
     e->failed = -1;
     e->pid = getpid();
+    e->inherit_map = 1;
     e->forks = fork_generation;
     rc = pp_arena_init(&e->arena, cfg->backend->slot_size(pp_template_size()));
     if (rc < 0)
@@ -162,7 +164,7 @@ static int fork_child_locked(pp_engine *e)
     e->pid = now;
     pp_arena_fork_child(&e->arena);
     for (int i = 0; i < e->nbackends; i++) {
-        int rc = e->backends[i]->ops->fork_child(e->backends[i]);
+        int rc = e->backends[i]->ops->fork_child(e->backends[i], e->inherit_map);
         if (rc < 0) {
             e->failed = i;
             return e->err = rc;
@@ -179,6 +181,13 @@ int pp_engine_fork_child(pp_engine *e)
     rc = fork_child_locked(e);
     pthread_mutex_unlock(&e->lock);
     return rc;
+}
+
+void pp_engine_set_fork_inherit_map(pp_engine *e, int inherit)
+{
+    pthread_mutex_lock(&e->lock);
+    e->inherit_map = inherit;
+    pthread_mutex_unlock(&e->lock);
 }
 
 int pp_engine_register(pp_engine *e, pp_symbol *sym, pp_trampoline_fn *out)

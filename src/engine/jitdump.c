@@ -424,8 +424,9 @@ static int replay(jitdump *j, const uint8_t *data, uint64_t len)
     return rc;
 }
 
-static int jit_fork_child(pp_backend *b)
+static int jit_fork_child(pp_backend *b, int inherit)
 {
+    (void)inherit;   /* perfpy's own dump: the child's holds every load */
     jitdump *j = (jitdump *)b;
     int parent_fd = j->fd;
     uint64_t parent_len = j->written;

@@ -35,7 +35,7 @@ typedef struct textfile {
     struct pp_backend base;
     int fd;
     int err;              /* sticky: the first failure, then no more writes */
-    uint64_t written;     /* bytes this process wrote (copied to fork children) */
+    uint64_t end;         /* the file's end after our last line (fork copies) */
     char dir[PATH_MAX];
 } textfile;
 
@@ -89,6 +89,14 @@ static void set_path(textfile *t, const char *fmt, pid_t pid)
     snprintf(t->base.path, sizeof(t->base.path), fmt, t->dir, (int)pid);
 }
 
+/* Where the file ends now (lines of another writer included). */
+static uint64_t file_end(int fd)
+{
+    off_t end = lseek(fd, 0, SEEK_END);
+
+    return end > 0 ? (uint64_t)end : 0;
+}
+
 static int text_open(pp_backend **out, const pp_backend_ops *ops,
                      const char *dir, const char *fmt)
 {
@@ -110,6 +118,7 @@ static int text_open(pp_backend **out, const pp_backend_ops *ops,
         return fd;
     }
     t->fd = fd;
+    t->end = file_end(fd);
     *out = &t->base;
     return 0;
 }
@@ -137,13 +146,16 @@ static int text_write(pp_backend *b, const pp_symbol *sym, format_fn format)
         free(buf);
     if (rc < 0)
         return t->err = rc;
-    t->written += (uint64_t)len;
+    t->end = file_end(t->fd);
     return 0;
 }
 
-/* The child's file starts as a copy of what the parent had written: every
- * trampoline the child inherited is named in its own map. */
-static int text_fork_child(pp_backend *b, const char *fmt)
+/* The child's file starts as a copy of the parent's file up to its end
+ * after the parent's last line before the fork: every trampoline the child
+ * inherited is named in its own map, perfpy's and, where CPython's -X perf
+ * shared the file, CPython's written before it; never a line the parent
+ * appends after the fork. */
+static int text_fork_child(pp_backend *b, const char *fmt, int inherit)
 {
     textfile *t = (textfile *)b;
     char parent_path[PATH_MAX];
@@ -155,13 +167,18 @@ static int text_fork_child(pp_backend *b, const char *fmt)
     close(t->fd);
     t->fd = -1;
     set_path(t, fmt, getpid());
-    fd = pp__open_private(t->base.path, O_TRUNC | O_APPEND);
+    /* Not inheriting (CPython's rule): what the child's CPython already
+     * wrote there (its persist-after-fork copy) stays, as text_open keeps
+     * a file another writer of this process has open. */
+    fd = pp__open_private(t->base.path, O_APPEND |
+                          (inherit || !pp__open_in_this_process(t->base.path) ? O_TRUNC : 0));
     if (fd < 0)
         return t->err = fd;
     t->fd = fd;
-    rc = pp__copy_prefix(parent_path, fd, t->written);
+    rc = inherit ? pp__copy_prefix(parent_path, fd, t->end) : 0;
     if (rc < 0)
         return t->err = rc;
+    t->end = file_end(fd);   /* what a grandchild inherits starts here */
     return 0;
 }
 
@@ -196,9 +213,9 @@ static int map_write(pp_backend *b, const pp_symbol *sym)
     return text_write(b, sym, map_line);
 }
 
-static int map_fork_child(pp_backend *b)
+static int map_fork_child(pp_backend *b, int inherit)
 {
-    return text_fork_child(b, MAP_FMT);
+    return text_fork_child(b, MAP_FMT, inherit);
 }
 
 const pp_backend_ops pp_perfmap_ops = {
@@ -224,9 +241,10 @@ static int lines_write(pp_backend *b, const pp_symbol *sym)
     return text_write(b, sym, lines_line);
 }
 
-static int lines_fork_child(pp_backend *b)
+static int lines_fork_child(pp_backend *b, int inherit)
 {
-    return text_fork_child(b, LINES_FMT);
+    (void)inherit;   /* perfpy record's def lines: every inherited one */
+    return text_fork_child(b, LINES_FMT, 1);
 }
 
 const pp_backend_ops pp_lines_ops = {

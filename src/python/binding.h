@@ -40,6 +40,13 @@ typedef struct pp_activation_error {
 
 int pp__activate(const pp_backend_ops *ops, pp_activation_error *e);
 void pp__deactivate(void);
+/* sys.deactivate_stack_trampoline while perfpy's engine owns the hook:
+ * off, with CPython's trampoline (if perfpy took it over) not handed back,
+ * and no more names in CPython's map. */
+void pp__deactivate_for_good(void);
+/* Whether each new trampoline is also named in CPython's perf map (the
+ * jitdump engine serving sys.activate_stack_trampoline("perf")). */
+void pp__name_in_cpython_map(int on);
 int pp__is_active(void);                 /* in the calling interpreter */
 /* Whether the calling thread runs in the main interpreter, the one perfpy
  * serves (subinterpreters are refused). */
@@ -48,6 +55,9 @@ const char *pp__backend_in_use(void);   /* NULL before the first activation */
 /* Whether CPython's own trampoline (3.12+) is the interpreter's evaluator
  * now: 1, 0, or -1 with an exception (sys.is_stack_trampoline_active). */
 int pp__cpython_trampoline_on(void);
+/* module.c: CPython's own sys function NAME (borrowed; NULL before 3.12),
+ * also once perfpy serves sys's (see module.c). */
+PyObject *pp__cpython_sys_function(const char *name);
 void pp__after_fork_child(void);
 /* How many trampolines exist, and the extra index (for tests). */
 size_t pp__trampolines(void);

@@ -278,28 +278,47 @@ static inline void pp_error_restore(pp_saved_error *s)
 
 /* ---- CPython's own perf support ------------------------------------------ */
 
-/* Whether CPython's sys.activate_stack_trampoline and
- * sys.deactivate_stack_trampoline refuse (RuntimeError "Trampoline cannot be
- * initialized as a custom eval frame is already present") while another
- * evaluator, perfpy's, is installed: 3.12 to 3.14. From 3.15 activation
- * installs CPython's evaluator over perfpy's and chains to it (two
- * trampolines per call, both naming it in /tmp/perf-<pid>.map), and
- * deactivation puts back the evaluator CPython saved, removing perfpy's
- * (measured on 3.15.2): perfpy then guards the two functions itself.
+/* CPython's own perf-map writer (3.12+: PyUnstable_WritePerfMapEntry and
+ * PyUnstable_PerfMapState_Fini, one FILE* on /tmp/perf-<pid>.map opened
+ * lazily with O_APPEND by the next write). perfpy writes through it when
+ * its jitdump engine serves sys.activate_stack_trampoline("perf"), and
+ * closes it when it takes CPython's trampoline over, after
+ * sys.deactivate_stack_trampoline, and in a forked child: CPython's
+ * deactivation (3.12/3.13: _PyPerfTrampoline_Init(0)) leaves the file open
+ * with its state "not initialised", so neither exit nor fork closes it, and
+ * with PyUnstable_PerfTrampoline_SetPersistAfterFork(1) a forked 3.13 child
+ * then copies the parent's map onto that same open file, reading what it
+ * writes: it grows until the disk is full (measured on plain 3.13.0). A
+ * closed FILE* makes the child open its own /tmp/perf-<child>.map.
  *
- * Also from 3.13.12 and 3.14.3 (3.13.18, 3.14.10, 3.15.2 measured) each
- * initialisation of CPython's trampoline adds a code watcher without
- * removing the previous one (3.13/3.14: every sys.activate_stack_trampoline,
- * even while on; 3.15: one after a deactivation); when its count of
+ * Why perfpy never initialises CPython's trampoline itself: from 3.13.12
+ * and 3.14.3 (3.13.18, 3.14.10, 3.15.2 measured) each initialisation adds a
+ * code watcher without removing the previous one; when its count of
  * trampolines reaches zero in an older watcher's callback it clears the
  * newest watcher, and the notification loop then calls NULL: a crash at
  * exit (CPython issue 146522; `python -X perf` + one
  * sys.activate_stack_trampoline + one new function is enough, no perfpy
- * needed). So perfpy never calls either function: it takes CPython's
- * evaluator over and hands it back by swapping the interpreter's pointer. */
-static inline int pp_cpython_refuses_over_hook(void)
+ * needed). perfpy takes CPython's evaluator over and hands it back by
+ * swapping the interpreter's pointer, and serves sys's
+ * activate_stack_trampoline itself while its engine owns the hook. */
+static inline int pp_cpython_perf_map_write(const void *code, size_t size,
+                                            const char *name)
 {
-    return PY_VERSION_HEX < 0x030F0000;
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyUnstable_WritePerfMapEntry(code, (unsigned int)size, name);
+#else
+    (void)code;
+    (void)size;
+    (void)name;
+    return 0;
+#endif
+}
+
+static inline void pp_cpython_perf_map_close(void)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyUnstable_PerfMapState_Fini();
+#endif
 }
 
 /* Whether this CPython handles the switch itself: "perf" (-X perf,

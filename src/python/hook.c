@@ -16,8 +16,13 @@
  * The evaluator the trampoline calls is whatever was installed before perfpy
  * (a debugger's hook, say), so other tools keep working: perfpy chains.
  * CPython's own trampoline (3.12+) is the exception: perfpy takes it over
- * (one trampoline per call, one writer of the perf map) and hands it back
- * when it is deactivated, without calling CPython (compat.h says why).
+ * (one trampoline per call; CPython's map file closed, see compat.h) and
+ * perfpy.deactivate_stack_trampoline() hands it back, without calling
+ * CPython (compat.h says why). While perfpy's engine owns the hook, sys's
+ * activate/deactivate/is_stack_trampoline_active are served by it
+ * (module.c): sys's deactivation turns tracing off for good (nothing is
+ * handed back), and sys.activate_stack_trampoline("perf") with the jitdump
+ * engine also names each new trampoline in CPython's perf map.
  *
  * Rules kept here:
  * - one code-extra index for the life of the process (CPython allows ~254);
@@ -68,6 +73,8 @@ static struct {
     pp_evaluator prev;            /* what trampolines call */
     pp_evaluator cpython;         /* CPython's own, taken over: handed back */
     int active;
+    int map_too;                  /* also name trampolines in CPython's map */
+    pid_t map_pid;                /* the process whose map CPython's FILE is */
     int failed;                   /* a failure turned perfpy off for good */
     int fast_extra;               /* co_extra read directly (checked layout) */
     int deep;                     /* depth from which the stack is checked */
@@ -113,6 +120,33 @@ static const char *utf8_of(PyObject *s, PyObject **keep)
     return PyBytes_AS_STRING(*keep);
 }
 
+/* sys.activate_stack_trampoline("perf") served by the jitdump engine: the
+ * trampoline is also named in /tmp/perf-<pid>.map, by CPython's own writer,
+ * as CPython's trampoline would name it. A failure there costs the map line
+ * only (CPython's writer reports none either). */
+static void name_in_cpython_map(const pp_symbol *sym)
+{
+    char small[1024], *name = small;
+    size_t n = pp_symbol_name(small, sizeof(small), sym);
+
+    /* A fork child may make trampolines (at-fork handlers in Python)
+     * before pp__after_fork_child closes the FILE it inherited: never
+     * write the child's names into the parent's map. */
+    if (S.map_pid != getpid()) {
+        pp_cpython_perf_map_close();
+        S.map_pid = getpid();
+    }
+    if (n >= sizeof(small)) {
+        name = malloc(n + 1);
+        if (!name)
+            return;
+        pp_symbol_name(name, n + 1, sym);
+    }
+    pp_cpython_perf_map_write(sym->code, sym->code_size, name);
+    if (name != small)
+        free(name);
+}
+
 static pp_trampoline_fn create(PyObject *code, void *extra)
 {
     pp_trampoline_fn fn = NULL;
@@ -141,6 +175,8 @@ static pp_trampoline_fn create(PyObject *code, void *extra)
         fail_once("register a trampoline", rc);
         goto out;
     }
+    if (S.map_too)
+        name_in_cpython_map(&sym);
     /* Replacing the slot's value frees a pending name (CPython calls our
      * freefunc on the old value). On failure the trampoline is registered
      * but not cached: it runs now and another is made next time. */
@@ -332,7 +368,7 @@ static int open_engine(const pp_backend_ops *ops, pp_activation_error *e)
 
 int pp__cpython_trampoline_on(void)
 {
-    PyObject *f = PySys_GetObject("is_stack_trampoline_active");   /* borrowed */
+    PyObject *f = pp__cpython_sys_function("is_stack_trampoline_active");
     PyObject *r;
     int on;
 
@@ -364,6 +400,15 @@ static int install(PyInterpreterState *interp)
     S.cpython = cpython ? cur : NULL;
     S.prev = cpython ? pp_default_evaluator() : cur;
     pp_set_evaluator(interp, pp_eval);
+    /* CPython's map file is closed while perfpy writes (perfpy's own, or
+     * none in jit mode): CPython's next write, if it is handed back,
+     * reopens it for appending; a fork never inherits it open. */
+    if (cpython) {
+        pp_cpython_perf_map_close();
+        /* and forks follow CPython's rule from here: a child's map holds
+         * the child's own names (and CPython's persist-after-fork copy). */
+        pp_engine_set_fork_inherit_map(S.engine, 0);
+    }
     return 0;
 }
 
@@ -430,6 +475,20 @@ void pp__deactivate(void)
      * pp_eval stays in that chain and passes frames straight through. */
 }
 
+void pp__deactivate_for_good(void)
+{
+    if (!pp__serves_this_interpreter())
+        return;
+    S.cpython = NULL;      /* nothing handed back: tracing is off */
+    S.map_too = 0;
+    pp__deactivate();
+}
+
+void pp__name_in_cpython_map(int on)
+{
+    S.map_too = on;
+}
+
 int pp__is_active(void)
 {
     return S.active && pp__serves_this_interpreter();
@@ -447,11 +506,17 @@ void pp__after_fork_child(void)
     /* CPython shuts its own trampoline down in a forked child (it restarts
      * it only if it was the evaluator): nothing to hand back here. */
     S.cpython = NULL;
-    if (!S.engine)
-        return;
-    rc = pp_engine_fork_child(S.engine);
-    if (rc < 0 && S.active)
-        fail_once("start this child process's own files", rc);
+    if (S.engine) {
+        /* First: the engine keeps a persist-after-fork copy CPython has
+         * just written to the child's map while CPython holds it open. */
+        rc = pp_engine_fork_child(S.engine);
+        if (rc < 0 && S.active)
+            fail_once("start this child process's own files", rc);
+    }
+    /* CPython's map FILE* may still be the parent's file (open for our
+     * writes, or left open by CPython's deactivation): the child's next
+     * line must go to its own file, never the parent's. */
+    pp_cpython_perf_map_close();
 }
 
 size_t pp__trampolines(void)

@@ -53,68 +53,135 @@ static int raise_for(const pp_activation_error *e)
     return -1;
 }
 
-/* ---- sys's trampoline functions while perfpy is on ------------------------ */
+/* ---- sys's trampoline functions, served by the engine that owns the hook --
 
-/* Up to 3.14 CPython's sys.activate_stack_trampoline and
- * sys.deactivate_stack_trampoline refuse while perfpy's evaluator is
- * installed. From 3.15 they would put CPython's trampoline over perfpy's
- * (two per call) or remove perfpy's: there perfpy replaces the two in sys,
- * at its first activation, by functions that refuse as CPython's did while
- * perfpy is active and call CPython's otherwise. */
-static PyObject *sys_original[2];   /* activate, deactivate */
+ * From perfpy's first activation in a process (3.12+, where sys has them)
+ * sys.activate_stack_trampoline, sys.deactivate_stack_trampoline and
+ * sys.is_stack_trampoline_active are replaced by functions that give
+ * CPython's answers for whichever engine owns the hook, so a program (or
+ * CPython's own test suite) that uses them behaves as without perfpy:
+ *
+ *   activate(b)   b is the backend of perfpy's engine: perfpy's engine
+ *                 (on again if it was off; CPython's own, if on, taken over)
+ *                 "perf" with perfpy's jitdump engine: perfpy's engine, and
+ *                 each new trampoline also named in CPython's perf map
+ *                 "perf_jit" with perfpy's perf-map engine (3.13+): perfpy
+ *                 steps aside for good and CPython's own starts (perfpy
+ *                 never writes two formats' dumps in one process)
+ *                 anything else: CPython's (its ValueError, its TypeError)
+ *   deactivate()  perfpy's engine on: off, nothing handed back; else
+ *                 CPython's, then CPython's map file closed (compat.h)
+ *   is_active()   perfpy's engine is on, or CPython's own trampoline is
+ *
+ * Before 3.12 sys has none of them and nothing is replaced (perfpy's own
+ * functions are the API there). Without these, CPython 3.12-3.14 refused
+ * (RuntimeError "Trampoline cannot be initialized as a custom eval frame is
+ * already present") and 3.15 put its trampoline over perfpy's. */
+enum { SYS_ACTIVATE, SYS_DEACTIVATE, SYS_IS_ACTIVE, SYS_N };
+static PyObject *sys_original[SYS_N];
 
-static PyObject *sys_trampoline_call(int which, PyObject *args, PyObject *kw)
-{
-    if (pp__is_active()) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "Trampoline cannot be initialized as a custom eval frame "
-                        "is already present (perfpy's trampoline is active: call "
-                        "perfpy.deactivate_stack_trampoline() first)");
-        return NULL;
-    }
-    return PyObject_Call(sys_original[which], args, kw);
-}
+static int activate(const char *name);
 
 static PyObject *sys_activate(PyObject *self, PyObject *args, PyObject *kw)
 {
-    return sys_trampoline_call(0, args, kw);
+    const char *mine = pp__backend_in_use(), *name;   /* perfpy's engine's */
+    PyObject *arg, *r;
+
+    if (kw || PyTuple_GET_SIZE(args) != 1 || !PyUnicode_Check(PyTuple_GET_ITEM(args, 0)))
+        return PyObject_Call(sys_original[SYS_ACTIVATE], args, kw);
+    arg = PyTuple_GET_ITEM(args, 0);
+    name = PyUnicode_AsUTF8(arg);
+    if (!name)
+        return NULL;
+    if (!mine || !pp_cpython_handles(name) || !pp__serves_this_interpreter())
+        return PyObject_Call(sys_original[SYS_ACTIVATE], args, kw);
+    if (strcmp(name, mine) == 0 || strcmp(name, "perf") == 0) {
+        if (activate(mine) < 0)
+            return NULL;
+        pp__name_in_cpython_map(strcmp(name, mine) != 0);
+        Py_RETURN_NONE;
+    }
+    /* CPython's own, if it takes it (3.13.0 knows "perf_jit" only as -X
+     * perf_jit: its sys refuses the name, and perfpy's engine goes on). */
+    pp__deactivate_for_good();
+    r = PyObject_Call(sys_original[SYS_ACTIVATE], args, kw);
+    if (!r) {
+        pp_saved_error saved;
+
+        pp_error_save(&saved);
+        if (activate(mine) < 0)
+            PyErr_Clear();
+        pp_error_restore(&saved);
+    }
+    return r;
 }
 
 static PyObject *sys_deactivate(PyObject *self, PyObject *args, PyObject *kw)
 {
-    return sys_trampoline_call(1, args, kw);
+    PyObject *r;
+
+    if (pp__is_active()) {
+        pp__deactivate_for_good();
+        Py_RETURN_NONE;
+    }
+    r = PyObject_Call(sys_original[SYS_DEACTIVATE], args, kw);
+    if (r)
+        pp_cpython_perf_map_close();
+    return r;
 }
 
-static PyMethodDef sys_guards[2] = {
+static PyObject *sys_is_active(PyObject *self, PyObject *args, PyObject *kw)
+{
+    if (pp__is_active())
+        Py_RETURN_TRUE;
+    return PyObject_Call(sys_original[SYS_IS_ACTIVE], args, kw);
+}
+
+static PyMethodDef sys_served[SYS_N] = {
     {"activate_stack_trampoline", (PyCFunction)(void (*)(void))sys_activate,
      METH_VARARGS | METH_KEYWORDS,
-     "sys.activate_stack_trampoline, guarded by perfpy: refused while perfpy's\n"
-     "trampoline is active (as CPython 3.12-3.14 refuse), CPython's otherwise."},
+     "activate_stack_trampoline($module, backend, /)\n--\n\n"
+     "Activate stack profiler trampoline *backend* (CPython's function, served\n"
+     "by perfpy's engine while it owns the hook: see perfpy's README)."},
     {"deactivate_stack_trampoline", (PyCFunction)(void (*)(void))sys_deactivate,
      METH_VARARGS | METH_KEYWORDS,
-     "sys.deactivate_stack_trampoline, guarded by perfpy: refused while perfpy's\n"
-     "trampoline is active (as CPython 3.12-3.14 refuse), CPython's otherwise."},
+     "deactivate_stack_trampoline($module, /)\n--\n\n"
+     "Deactivate the current stack profiler trampoline backend (perfpy's\n"
+     "engine or CPython's, whichever owns the hook)."},
+    {"is_stack_trampoline_active", (PyCFunction)(void (*)(void))sys_is_active,
+     METH_VARARGS | METH_KEYWORDS,
+     "is_stack_trampoline_active($module, /)\n--\n\n"
+     "Return *True* if a stack profiler trampoline is active (perfpy's or\n"
+     "CPython's)."},
 };
 
-/* Installs the guards once, where CPython does not refuse by itself. */
-static int guard_sys_trampoline(void)
+PyObject *pp__cpython_sys_function(const char *name)
+{
+    for (int i = 0; i < SYS_N; i++)
+        if (sys_original[i] && strcmp(sys_served[i].ml_name, name) == 0)
+            return sys_original[i];
+    return PySys_GetObject(name);   /* borrowed */
+}
+
+/* Replaces sys's three functions once, in the main interpreter. */
+static int serve_sys_trampoline(void)
 {
     static int done;
 
-    if (done || pp_cpython_refuses_over_hook())
+    if (done || !pp__serves_this_interpreter())
         return 0;
-    for (int i = 0; i < 2; i++) {
-        PyObject *orig = PySys_GetObject(sys_guards[i].ml_name);   /* borrowed */
-        PyObject *f;
+    for (int i = 0; i < SYS_N; i++)
+        if (!PySys_GetObject(sys_served[i].ml_name))   /* borrowed */
+            return 0;   /* before 3.12: nothing to serve */
+    for (int i = 0; i < SYS_N; i++) {
+        PyObject *orig = PySys_GetObject(sys_served[i].ml_name);
+        PyObject *f = PyCFunction_New(&sys_served[i], NULL);
         int rc;
 
-        if (!orig || sys_original[i])
-            continue;
-        f = PyCFunction_New(&sys_guards[i], NULL);
         if (!f)
             return -1;
         Py_INCREF(orig);
-        rc = PySys_SetObject(sys_guards[i].ml_name, f);
+        rc = PySys_SetObject(sys_served[i].ml_name, f);
         Py_DECREF(f);
         if (rc < 0) {
             Py_DECREF(orig);
@@ -138,7 +205,7 @@ static int activate(const char *name)
     }
     if (pp__activate(ops, &e) < 0)
         return raise_for(&e);
-    if (guard_sys_trampoline() < 0) {
+    if (serve_sys_trampoline() < 0) {
         pp__deactivate();
         return -1;
     }
@@ -183,13 +250,17 @@ static PyObject *after_fork_child(PyObject *self, PyObject *unused)
 static PyObject *stats(PyObject *self, PyObject *unused)
 {
     const char *backend = pp__backend_in_use();
+    int cpython = pp__cpython_trampoline_on();
 
-    return Py_BuildValue("{s:n,s:n,s:d,s:s,s:O}",
+    if (cpython < 0)
+        return NULL;
+    return Py_BuildValue("{s:n,s:n,s:d,s:s,s:O,s:O}",
                          "trampolines", (Py_ssize_t)pp__trampolines(),
                          "extra_index", pp__extra_index(),
                          "bytes_per_trampoline", pp__bytes_per_trampoline(),
                          "backend", backend ? backend : "",
-                         "active", pp__is_active() ? Py_True : Py_False);
+                         "active", pp__is_active() ? Py_True : Py_False,
+                         "cpython", cpython ? Py_True : Py_False);
 }
 
 /* ---- startup switches ------------------------------------------------------ */
@@ -289,6 +360,13 @@ static PyObject *startup(PyObject *self, PyObject *unused)
         Py_XDECREF(tb);
         PyErr_Clear();
     }
+    /* PERFPY=jit with CPython's -X perf (or PYTHONPERFSUPPORT=1): perfpy's
+     * engine took CPython's trampoline over, and names its trampolines in
+     * CPython's map too, as the program asked (sys.activate_stack_trampoline
+     * ("perf") does the same). */
+    if (want && theirs && strcmp(theirs, "perf") == 0 && strcmp(want, "perf_jit") == 0 &&
+        pp_cpython_handles(theirs) && pp__is_active())
+        pp__name_in_cpython_map(1);
     started = want ? want : "";
     return PyUnicode_FromString(started);
 }
@@ -310,7 +388,8 @@ static PyMethodDef methods[] = {
      "Start this child process's own map or dump (called by os.register_at_fork)."},
     {"_stats", stats, METH_NOARGS,
      "Counters for tests and benchmarks: trampolines, extra_index, "
-     "bytes_per_trampoline, backend, active."},
+     "bytes_per_trampoline, backend, active, and cpython: whether CPython's "
+     "own trampoline is the evaluator."},
     {"_startup", startup, METH_NOARGS,
      "Apply PERFPY / -X perf / -X perf_jit / PYTHONPERFSUPPORT / "
      "PYTHON_PERF_JIT_SUPPORT as CPython would; returns the backend started."},

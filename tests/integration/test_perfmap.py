@@ -188,6 +188,7 @@ class PerfMapTest(TempDirTest):
                 self.assertTrue(s["map"])
                 if v >= (3, 12):
                     self.assertFalse(s["cpython"], "one hook, not two")
+                    self.assertTrue(s["sys"], "sys answers for perfpy's engine")
             with self.subTest(py=py.label, case="PERFPY=perf beats CPython's own"):
                 s = self.startup_state(py, env={"PERFPY": "perf", "PYTHONPERFSUPPORT": "1"})
                 self.assertEqual(s["perfpy"], "perf")
@@ -213,6 +214,7 @@ class PerfMapTest(TempDirTest):
                         self.assertEqual(s["perfpy"], "perf_jit")
                         if v >= (3, 12):
                             self.assertFalse(s["cpython"], "one hook, not two")
+                            self.assertTrue(s["sys"], "sys answers for perfpy's engine")
                     else:
                         self.assertEqual(s["perfpy"], None)
                         self.assertTrue(s["cpython"])

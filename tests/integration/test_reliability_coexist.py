@@ -2,8 +2,8 @@
 perfpy (both keep working, in both modes; test_perfmap covers perf mode
 with its own program), CPython's own trampoline on 3.12+ (on at start or
 switched on before perfpy: taken over and handed back, one hook at a time;
-sys.activate/deactivate_stack_trampoline refused while perfpy is on, on
-3.15 by perfpy's guard; -X perf_jit on 3.13+ writing the same
+sys's activate/deactivate/is_stack_trampoline_active served by perfpy's
+engine while it owns the hook; -X perf_jit on 3.13+ writing the same
 jit-<pid>.dump path), and subinterpreters
 (isolated ones refuse perfpy's single-phase module with CPython's clear
 ImportError; legacy ones get a clear RuntimeError from activation; the
@@ -11,6 +11,7 @@ main interpreter keeps working, also after they are destroyed).
 """
 import collections
 import os
+import re
 import unittest
 
 import support
@@ -70,11 +71,12 @@ class Coexistence(ReliabilityTest):
         self.for_each(one)
 
     def test_cpython_own_trampoline_on_312_and_later(self):
-        """perfpy takes CPython's own trampoline over and hands it back: one
-        hook at a time (each function named once in the shared map), both
-        is_stack_trampoline_active() truthful at every step (the program
-        checks), sys's activate/deactivate refused while perfpy is on (by
-        CPython up to 3.14, by perfpy's guard on 3.15), exit 0."""
+        """perfpy takes CPython's own trampoline over (CPython's map file
+        closed: the program counts its descriptors) and hands it back; sys's
+        activate/deactivate/is_stack_trampoline_active called while perfpy's
+        engine owns the hook are served by it (no RuntimeError; CPython's
+        answers at every step, the program checks); one hook at a time (each
+        function named once in the shared map); exit 0."""
         pys = self.pythons_with_own_trampoline()
 
         def one(py, mode):
@@ -87,34 +89,39 @@ class Coexistence(ReliabilityTest):
                               % (start == "-X perf"), r.stdout)
                 for call in ("activate", "deactivate"):
                     self.assertIn("sys.%s_stack_trampoline while perfpy is active: "
-                                  "Trampoline cannot be initialized" % call, r.stdout)
+                                  "accepted" % call, r.stdout)
                 in_map = collections.Counter(q for q, f in map_names(pid)
                                              if f == PROG and q.startswith("work_"))
                 if mode == "perf":
                     # perfpy's and CPython's share the map: two hooks at once
                     # would name a function twice
-                    self.assertEqual(in_map, {"work_on_1": 1, "work_on_2": 1,
-                                              "work_on_3": 1, "work_off_1": 1})
+                    self.assertEqual(in_map, {"work_on_1": 1, "work_cpython_1": 1,
+                                              "work_on_2": 1, "work_on_3": 1})
                 else:
-                    self.assertEqual(in_map, {"work_off_1": 1})   # CPython's only
+                    # CPython's, and perfpy's once sys asked for "perf"
+                    self.assertEqual(in_map, {"work_cpython_1": 1, "work_on_2": 1,
+                                              "work_on_3": 1})
                     mine = collections.Counter(q for q in self.functions_named_all(mode, pid)
                                                if q.startswith("work_"))
                     self.assertEqual(mine, {"work_on_1": 1, "work_on_2": 1,
                                             "work_on_3": 1})
                 record("coexist/cpython_own_%s" % ("X_perf" if start == "-X perf"
                                                    else "sys_activate"), py, mode,
-                       "exit 0; perfpy takes CPython's trampoline over and hands it back "
-                       "(one hook: each function named once); sys.activate/deactivate_"
-                       "stack_trampoline refused while perfpy is on; both "
-                       "is_stack_trampoline_active() truthful",
+                       "exit 0; perfpy takes CPython's trampoline over (its map file "
+                       "closed) and hands it back (one hook: each function named once); "
+                       "sys.activate/deactivate/is_stack_trampoline_active served by "
+                       "perfpy's engine while it owns the hook",
                        "PYTHONPATH=build/lib %s %s%s cpython %s"
                        % (py.path, "-X perf " if start == "-X perf" else "",
                           "tests/integration/programs/rel_coexist.py", BACKEND[mode]))
         self.for_each(one, pythons=pys)
 
     def test_cpython_own_functions_work_with_perfpy_off(self):
-        """The negative side of the refusal: with perfpy off, sys's
-        functions are CPython's own again (3.15: the guard passes through)."""
+        """sys's functions with perfpy's engine off: CPython's own before
+        perfpy's first activation; after it, "perf" turns perfpy's engine on
+        again (jit: named in CPython's map too), and "perf_jit" with the
+        perf-map engine (3.13+) hands the hook to CPython's own trampoline,
+        which names the next function in its own dump."""
         pys = self.pythons_with_own_trampoline()
 
         def one(py, mode):
@@ -122,16 +129,24 @@ class Coexistence(ReliabilityTest):
                                  env={"PERFPY": None})
             pid = r.pids[0]
             self.assertIn("sys.activate_stack_trampoline with perfpy off: accepted", r.stdout)
-            self.assertIn(("work_off_1", PROG), map_names(pid))       # CPython named it
+            self.assertIn(("work_on_2", PROG), map_names(pid))
             mine = self.functions_named_all(mode, pid)
             self.assertIn("work_on_1", mine)
-            if mode == "jit":
-                self.assertNotIn("work_off_1", mine)
+            self.assertIn("work_on_2", mine)
+            if mode == "perf" and py.version_info >= (3, 13):
+                refused = "note: perf_jit refused by CPython: invalid backend: perf_jit"
+                if py.version == "3.13.0":   # its sys knows only "perf"
+                    self.assertIn(refused, r.stdout)
+                else:
+                    self.assertIn("note: perf_jit handed to CPython", r.stdout)
+                    self.assertNotIn("work_cpython_1", mine)
+                    self.assertIn(("work_cpython_1", PROG),
+                                  dump_names("/tmp/jit-%d.dump" % pid))   # CPython's
             record("coexist/cpython_own_with_perfpy_off", py, mode,
-                   "sys.activate_stack_trampoline accepted once perfpy is off; CPython's "
-                   "trampoline names the next function", "PYTHONPATH=build/lib %s %s "
-                   "cpython_off %s" % (py.path, "tests/integration/programs/rel_coexist.py",
-                                       BACKEND[mode]))
+                   "sys.activate_stack_trampoline('perf') with perfpy off turns perfpy's "
+                   "engine on; 'perf_jit' with the perf-map engine is CPython's own "
+                   "(3.13+)", "PYTHONPATH=build/lib %s %s cpython_off %s"
+                   % (py.path, "tests/integration/programs/rel_coexist.py", BACKEND[mode]))
         self.for_each(one, pythons=pys)
 
     def test_cpython_own_reactivation_crash_is_cpythons(self):
@@ -154,6 +169,157 @@ class Coexistence(ReliabilityTest):
                                              "issue 146522)" if r.returncode else ""),
                    "%s -X perf -c \"import sys; sys.activate_stack_trampoline('perf'); "
                    "then three new functions called (exec)\"" % py.path)
+
+    def test_fork_with_persist_grows_no_file(self):
+        """-X perf, CPython's trampoline taken over by perfpy (or perfpy's
+        engine serving sys.deactivate_stack_trampoline, or CPython's own
+        deactivation after perfpy handed it back), then
+        PyUnstable_PerfTrampoline_SetPersistAfterFork(1) and fork(), at full
+        size under `ulimit -f` (64 MB) as the safety cap: no file grows, and
+        the child's map holds the parent's names (CPython's persist copy)
+        and its own. Control, where it applies (3.13+, without perfpy):
+        CPython's own sys.deactivate_stack_trampoline + persist + fork grows
+        the parent's map to the cap."""
+        cap = 64 << 20
+        prog = program("persist_fork.py")
+        pys = [py for py in interpreters() if py.version_info >= (3, 13)]
+        if not pys:
+            self.skipTest("no CPython 3.13+ here (PyUnstable_PerfTrampoline_"
+                          "SetPersistAfterFork)")
+
+        def capped(py, args, env):
+            r = run_group(["sh", "-c", 'ulimit -f %d && exec "$@"' % (cap // 512), "sh",
+                           py.path, "-X", "perf", prog] + args, env=env)
+            kids = [int(m) for m in re.findall(r"^child (\d+)$", r.stdout, re.M)]
+            self.own(*(r.pids + kids))
+            sizes = {p: os.path.getsize("/tmp/perf-%d.map" % p)
+                     for p in r.pids + kids if os.path.exists("/tmp/perf-%d.map" % p)}
+            return r, kids, sizes
+
+        def one(py, mode):
+            for how in ("perfpy", "served", "handed_back"):
+                env = engine_env(mode, self.tmp, {"PERFPY": mode if how == "served" else None})
+                r, kids, sizes = capped(py, [how, BACKEND[mode]], env)
+                self.assertEqual(r.returncode, 0, r.why())
+                self.assertIn("child status 0", r.stdout, r.why())
+                self.assertEqual(len(kids), 1, r.why())
+                self.assert_quiet(r)
+                self.assertTrue(sizes and max(sizes.values()) < (1 << 20), sizes)
+                child = kids[0]
+                in_child_map = {q for q, f in map_names(child) if f == prog}
+                self.assertIn("before_fork", in_child_map)    # the parent's, persisted
+                if how == "perfpy":    # perfpy's engine on in the child
+                    self.assertIn("in_child", {q for q, f in self.names(mode, child)
+                                               if f == prog})
+                else:                  # tracing was switched off before the fork
+                    self.assertNotIn("in_child", in_child_map)
+                record("coexist/fork_persist_%s" % how, py, mode,
+                       "no file grows (largest map %d bytes, cap 64 MB); the child's map "
+                       "holds the parent's names%s" % (max(sizes.values()),
+                                                       " and its own" if how == "perfpy"
+                                                       else " (tracing off)"),
+                       "ulimit -f %d; %sPYTHONPATH=build/lib %s -X perf %s %s %s"
+                       % (cap // 512, "PERFPY=%s " % mode if how == "served" else "",
+                          py.path, "tests/integration/programs/persist_fork.py", how,
+                          BACKEND[mode]))
+        self.for_each(one, pythons=pys)
+        grew = []
+        for py in pys:
+            with self.subTest(py=py.label, control="CPython's own"):
+                r, kids, sizes = capped(py, ["cpython", "perf"], {"PYTHONPATH": None,
+                                                                   "PERFPY": None})
+                self.assertTrue(r.pids, r.why())
+                size = sizes.get(r.pids[0], 0)
+                if size >= cap:
+                    grew.append(py.label)
+                record("coexist/fork_persist_cpython_alone", py, "-",
+                       "no perfpy: the parent's map grew to %d bytes%s; child status: %s"
+                       % (size, " (the cap)" if size >= cap else "",
+                          (re.findall(r"^child status (\d+)$", r.stdout, re.M) or ["?"])[0]),
+                       "ulimit -f %d; %s -X perf tests/integration/programs/persist_fork.py "
+                       "cpython perf" % (cap // 512, py.path))
+        with self.subTest(control="the cap is reached without perfpy somewhere"):
+            self.assertTrue(grew, "no interpreter here grows the file without perfpy: "
+                            "the positive cases above show nothing")
+
+    def sys_api_program(self):
+        pys = self.pythons_with_own_trampoline()
+        return pys, program("sys_api.py")
+
+    def test_sys_api_under_perfpy_run(self):
+        """CPython's sys API under `perfpy run --mode perf|jit`: the same
+        answers as without perfpy (the program asserts each), served by
+        perfpy's engine: named_1 and named_2 named (jit: in the dump, and in
+        CPython's map since the program asked for "perf"), unnamed_1, run
+        while it was off, named nowhere; exit 0. Reference: the plain
+        interpreter's answers (its exit: see the record)."""
+        pys, prog = self.sys_api_program()
+
+        def one(py, mode):
+            plain = run_group([py.path, prog, "0"], env={"PYTHONPATH": None, "PERFPY": None})
+            self.own(*plain.pids)
+            # CPython's own answers are the program's expectations ("ok");
+            # 3.13.18/3.14.10 then crash at exit by themselves (issue 146522:
+            # activate, deactivate, activate and new functions), recorded
+            self.assertEqual(plain.stdout.count("ok"), 1, plain.why())
+            self.assertIn(plain.returncode, (0, -11), plain.why())
+            if mode == "perf":
+                record("coexist/sys_api_cpython_alone", py, "-", "no perfpy: every answer "
+                       "as expected, exit %d%s" % (plain.returncode, " (SIGSEGV at exit, "
+                                                   "CPython issue 146522)"
+                                                   if plain.returncode else ""),
+                       "%s tests/integration/programs/sys_api.py 0" % py.path)
+            p = self.perfpy_run(py, [prog, "0"], mode=mode,
+                                env={"PERFPY_JITDUMP_DIR": self.tmp, "PERFPY": None,
+                                     "PYTHONPATH": None})
+            pids = [int(x) for x in re.findall(r"^pid (\d+)$", p.stdout, re.M)]
+            self.own(*pids)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("ok", p.stdout)
+            self.assertNotIn("perfpy:", p.stderr)
+            in_map = {q for q, f in map_names(pids[0]) if f == prog}
+            self.assertEqual(in_map & {"named_1", "unnamed_1", "named_2"},
+                             {"named_1", "named_2"})
+            if mode == "jit":
+                mine = {q for q, f in self.names(mode, pids[0]) if f == prog}
+                self.assertEqual(mine & {"named_1", "unnamed_1", "named_2"},
+                                 {"named_1", "named_2"})
+            record("coexist/sys_api_perfpy_run", py, mode,
+                   "every sys answer CPython's (the program asserts them); named while on, "
+                   "not while off", "perfpy run --mode %s -- %s "
+                   "tests/integration/programs/sys_api.py 0" % (mode, py.path))
+        self.for_each(one, pythons=pys)
+
+    @support.needs_perf
+    def test_sys_api_under_perfpy_record(self):
+        """The same program under `perfpy record` (default mode): it runs
+        to its end (exit 0, "ok"), the profile has named_1 and named_2 as
+        Python frames and not unnamed_1, and no map or dump is left."""
+        pys, prog = self.sys_api_program()
+        for py in pys:
+            with self.subTest(py=py.label):
+                out = os.path.join(self.tmp, "sys-api-%s.txt" % py.label)
+                p = support.run([support.PERFPY, "record", "-f", "collapsed", "-o", out, "--",
+                                 py.path, prog, "0.4"],
+                                env={"PERFPY": None, "PYTHONPATH": None}, timeout=600)
+                pids = [int(x) for x in re.findall(r"^pid (\d+)$", p.stdout, re.M)]
+                self.own(*pids)
+                self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
+                self.assertIn("ok", p.stdout)
+                with open(out) as f:
+                    stacks = f.read()
+                for name, want in (("named_1", True), ("named_2", True), ("unnamed_1", False)):
+                    found = re.search(r"(^|;)%s \(" % name, stacks, re.M) is not None
+                    self.assertEqual(found, want, "%s in the profile: %s\n%s"
+                                     % (name, found, stacks[-3000:]))
+                for pid in pids:
+                    for path in ("/tmp/perf-%d.map" % pid, "/tmp/jit-%d.dump" % pid):
+                        self.assertFalse(os.path.exists(path), path + " left behind")
+                record("coexist/sys_api_perfpy_record", py, "auto",
+                       "the program runs to its end; named_1, named_2 in the profile, "
+                       "unnamed_1 not; nothing left in /tmp",
+                       "perfpy record -f collapsed -- %s tests/integration/programs/"
+                       "sys_api.py 0.4" % py.path)
 
     def test_cpython_own_perf_jit_dump_is_never_shared(self):
         pys = [py for py in interpreters() if py.version_info >= (3, 13)]
@@ -186,7 +352,7 @@ class Coexistence(ReliabilityTest):
                 self.own(*r.pids)
                 self.assertEqual(r.returncode, 0, r.why())
                 self.assert_quiet(r)
-                self.assertIn("perfpy True cpython False", r.stdout)
+                self.assertIn("perfpy True cpython True", r.stdout)   # sys served by perfpy
                 dump_names("/tmp/jit-%d.dump" % r.pids[0])             # CPython's, valid
                 mine = {q for q, f in self.names("jit", r.pids[0])}
                 self.assertIn("work_on_1", mine)

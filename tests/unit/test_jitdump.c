@@ -415,7 +415,7 @@ TEST(jitdump_errors_are_sticky)
     lim.rlim_cur = RLIM_INFINITY;
     ASSERT_OK(setrlimit(RLIMIT_FSIZE, &lim));
     ASSERT_EQ_INT(pp_jitdump_ops.write_entry(b, &s), -EFBIG);
-    ASSERT_EQ_INT(pp_jitdump_ops.fork_child(b), -EFBIG);
+    ASSERT_EQ_INT(pp_jitdump_ops.fork_child(b, 1), -EFBIG);
     ASSERT_EQ_INT(pp_jitdump_ops.close(b), -EFBIG);
 }
 

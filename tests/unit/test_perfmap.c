@@ -355,19 +355,68 @@ TEST(fork_child_gets_its_own_map_with_inherited_entries)
     remove_own_map();
 }
 
-TEST(registration_notices_a_fork_by_itself)
+/* A fresh map engine holding one trampoline named q (from /p.py). */
+static int engine_with_one(pp_engine **e, const char *q)
+{
+    pp_engine_config cfg = {.backend = &pp_perfmap_ops};
+    pp_symbol a = sym_named(q, "/p.py", 1);
+    pp_trampoline_fn fa;
+    int rc;
+
+    remove_own_map();
+    rc = pp_engine_open(e, &cfg);
+    return rc < 0 ? rc : pp_engine_register(*e, &a, &fa);
+}
+
+/* CPython's rule, once perfpy took CPython's own trampoline over: the
+ * child's map holds what the child writes, and what another writer of the
+ * child put there first (CPython's persist-after-fork copy: a line written
+ * through a descriptor the child keeps open), not the parent's entries.
+ * Twin: fork_child_gets_its_own_map_with_inherited_entries. */
+TEST(fork_child_without_inheriting_keeps_only_the_childs_and_cpythons)
 {
     pp_engine *e;
-    pp_engine_config cfg = {.backend = &pp_perfmap_ops};
-    pp_symbol a = sym_named("before", "/p.py", 1);
-    pp_trampoline_fn fa;
     pid_t child;
     int st;
     char *child_text;
 
+    ASSERT_OK(engine_with_one(&e, "inherited"));
+    pp_engine_set_fork_inherit_map(e, 0);
+    child = fork();
+    if (child == 0) {
+        pp_symbol b = sym_named("child_only", "/c.py", 2);
+        pp_trampoline_fn fb;
+        const char *copy = "1000 10 py::cpythons_copy:/p.py\n";
+        int fd = open(map_path(getpid()), O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0600);
+        if (fd < 0 || write(fd, copy, strlen(copy)) != (ssize_t)strlen(copy))
+            _exit(5);
+        if (pp_engine_fork_child(e) != 0)
+            _exit(2);
+        if (pp_engine_register(e, &b, &fb) != 0)
+            _exit(3);
+        close(fd);
+        _exit(pp_engine_close(e) == 0 ? 0 : 4);
+    }
+    ASSERT_TRUE(waitpid(child, &st, 0) == child && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ASSERT_OK(pp_engine_close(e));
+    child_text = test_read_file(map_path(child), NULL);
+    ASSERT_TRUE(child_text != NULL && strstr(child_text, "inherited") == NULL);
+    ASSERT_EQ_INT(count_lines(child_text), 2);
+    ASSERT_CONTAINS(child_text, " py::cpythons_copy:/p.py\n");
+    ASSERT_CONTAINS(child_text, " py::child_only:/c.py\n");
+    free(child_text);
+    unlink(map_path(child));
     remove_own_map();
-    ASSERT_OK(pp_engine_open(&e, &cfg));
-    ASSERT_OK(pp_engine_register(e, &a, &fa));
+}
+
+TEST(registration_notices_a_fork_by_itself)
+{
+    pp_engine *e;
+    pid_t child;
+    int st;
+    char *child_text;
+
+    ASSERT_OK(engine_with_one(&e, "before"));
     child = fork();
     if (child == 0) {
         pp_symbol b = sym_named("after", "/c.py", 2);

@@ -3,12 +3,16 @@ import json
 import os
 import sys
 
-state = {"pid": os.getpid(), "perfpy": None, "cpython": None}
+# cpython: CPython's own trampoline is the evaluator; sys: what
+# sys.is_stack_trampoline_active() answers (perfpy's engine serves it)
+state = {"pid": os.getpid(), "perfpy": None, "cpython": None, "sys": None}
+if hasattr(sys, "is_stack_trampoline_active"):
+    state["cpython"] = state["sys"] = sys.is_stack_trampoline_active()
 if "perfpy" in sys.modules:
     s = sys.modules["perfpy"]._stats()
     state["perfpy"] = s["backend"] if s["active"] else None
-if hasattr(sys, "is_stack_trampoline_active"):
-    state["cpython"] = sys.is_stack_trampoline_active()
+    if state["sys"] is not None:
+        state["cpython"] = s["cpython"]
 
 
 def marker_function():
