@@ -636,12 +636,14 @@ class Errors(RecordTest):
                           % support.perf_unwinder())
         if os.geteuid() != 0 or not shutil.which("unshare"):
             self.skipTest("needs root and unshare for a private mount namespace")
-        # the test's own files outside the hidden /tmp
+        # the test's own files outside the hidden /tmp (a clone in /tmp is
+        # bind-mounted back into the new one: tmpfs_over)
         outside = tempfile.mkdtemp(prefix="perfpy-test-", dir="/dev/shm")
         try:
             marker = os.path.join(outside, "ran")
             p = run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                     'mount -t tmpfs -o noexec,size=1m none /tmp && exec "$@"', "sh",
+                     support.tmpfs_over("noexec,size=1m", "/tmp", os.path.join(self.tmp, "tmpfs"))
+                     + ' && exec "$@"', "sh",
                      PERFPY, "record", "--mode", "jit", "-f", "collapsed", "-o",
                      os.path.join(outside, "x.txt"), "--", interpreters()[-1].path, "-c",
                      "open(%r, 'w')" % marker], env={"TMPDIR": outside})
