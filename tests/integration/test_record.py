@@ -601,10 +601,15 @@ class Errors(RecordTest):
                                     for s in collapsed_counts(out)), p.stderr[-2000:])
                 if x == "perf_jit" and support.perf_unwinder() == "libdw" and \
                         not support.keeps_frame_pointers(py):
-                    # both dumps would be /tmp/jit-<pid>.dump: perfpy's engine
-                    # steps aside and CPython's dump has no def lines
-                    self.skipTest("def lines with -X perf_jit under perf's libdw: not yet "
-                                  "(one dump path for two writers)")
+                    # both dumps would be /tmp/jit-<pid>.dump (libdw reads
+                    # jit dumps only in /tmp): perfpy's engine steps aside,
+                    # CPython's dump has no def lines, and the program is
+                    # told so, without advice about PERFPY_JITDUMP_DIR
+                    self.assertIn("leave out -X perf_jit to get them", p.stderr)
+                    self.assertNotIn("PERFPY_JITDUMP_DIR", p.stderr)
+                    self.skipTest("def lines with -X perf_jit under perf's libdw: CPython's "
+                                  "dump and perfpy's both need /tmp/jit-<pid>.dump; "
+                                  "CPython's is used (said on stderr)")
                 self.assertTrue(any(re.search(r"(^|;)foo \([^;]*example\.py:1\)", s)
                                     for s in collapsed_counts(out)), p.stderr[-2000:])
 
