@@ -276,6 +276,22 @@ static inline void pp_error_restore(pp_saved_error *s)
 #endif
 }
 
+/* ---- daemon threads at exit (3.10) ----------------------------------------- */
+
+/* Whether a daemon thread waiting for the GIL may write into the freed main
+ * interpreter after Py_FinalizeEx: CPython 3.10 (from 3.10.8, gh-96387's
+ * fix). When such a thread's timed wait ends with the runtime finalizing,
+ * take_gil unlocks the GIL's mutex and, if this wait had asked for the GIL
+ * earlier, resets the drop request through `interp`, read when the wait
+ * began: after the interpreter was freed (3.8-3.10 allocate it; from 3.11
+ * the main one lives in _PyRuntime) that is freed memory, whose `runtime`
+ * field free() has zeroed: SIGSEGV in COMPUTE_EVAL_BREAKER (gdb on the
+ * cores, docs/RELIABILITY.md). 3.8 and 3.9 have no such reset. */
+static inline int pp_daemon_waits_touch_freed_interpreter(void)
+{
+    return PY_VERSION_HEX >= 0x030A0000 && PY_VERSION_HEX < 0x030B0000;
+}
+
 /* ---- CPython's own perf support ------------------------------------------ */
 
 /* CPython's own perf-map writer (3.12+: PyUnstable_WritePerfMapEntry and

@@ -351,6 +351,18 @@ static int open_engine(const pp_backend_ops *ops, pp_activation_error *e)
     else
         snprintf(where, sizeof(where), "%s/jit-%d.dump",
                  cfg.dir ? cfg.dir : "/tmp", (int)getpid());
+    /* Under perfpy record (which sets PERFPY_LINES_DIR) the dump directory
+     * is perfpy's own unless perf unwinds with libdw, which reads jit dumps
+     * only in /tmp: there CPython's -X perf_jit holds the same path, and
+     * PERFPY_JITDUMP_DIR is record's, not the user's, to set. */
+    if (rc == -EBUSY && cfg.lines_dir)
+        return error(e, PP_ERR_ENGINE_OPEN, rc,
+                     "cannot create %s: %s: CPython's own jitdump writer "
+                     "(-X perf_jit or PYTHON_PERF_JIT_SUPPORT) has it open, and "
+                     "perfpy record needs that path here (perf unwinds with "
+                     "libdw, which reads jit dumps only in /tmp): CPython's "
+                     "dump names the Python frames, without their def lines; "
+                     "leave out -X perf_jit to get them", where);
     if (cfg.lines_dir)
         snprintf(where + strlen(where), sizeof(where) - strlen(where),
                  " (or %s/perfpy-%d.lines)", cfg.lines_dir, (int)getpid());

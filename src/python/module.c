@@ -193,6 +193,54 @@ static int serve_sys_trampoline(void)
     return 0;
 }
 
+/* ---- daemon threads at exit (3.10) ---------------------------------------- */
+
+/* Switch interval set at exit: long enough that no GIL wait begun after it
+ * ends before the process does. */
+#define PP_EXIT_SWITCH_INTERVAL 1e6
+
+/* Run by atexit, after the program's own handlers (registered before them,
+ * at perfpy's first activation) and once its non-daemon threads are joined:
+ * only daemon threads and the interpreter's own finalization run after it.
+ * A GIL wait that times out after Py_FinalizeEx freed the interpreter is
+ * where CPython 3.10 writes into it (compat.h); with this interval no wait
+ * begun from here on times out. The daemon threads still exit as CPython
+ * makes them: when they are handed the GIL. */
+static PyObject *quiet_gil_waits(PyObject *self, PyObject *unused)
+{
+    PyObject *f = PySys_GetObject("setswitchinterval");   /* borrowed */
+    PyObject *r = f ? PyObject_CallFunction(f, "d", PP_EXIT_SWITCH_INTERVAL) : NULL;
+
+    Py_XDECREF(r);
+    PyErr_Clear();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef quiet_gil_waits_def = {
+    "_quiet_gil_waits", quiet_gil_waits, METH_NOARGS,
+    "At exit, on CPython 3.10: no daemon thread's GIL wait times out after the "
+    "interpreter is freed."};
+
+/* Registers quiet_gil_waits with atexit once, where it is needed. A failure
+ * is not the program's business: the guard is then absent, nothing else. */
+static void guard_exit(void)
+{
+    static int done;
+    PyObject *atexit, *f, *r = NULL;
+
+    if (done || !pp_daemon_waits_touch_freed_interpreter())
+        return;
+    done = 1;
+    atexit = PyImport_ImportModule("atexit");
+    f = PyCFunction_New(&quiet_gil_waits_def, NULL);
+    if (atexit && f)
+        r = PyObject_CallMethod(atexit, "register", "O", f);
+    Py_XDECREF(r);
+    Py_XDECREF(f);
+    Py_XDECREF(atexit);
+    PyErr_Clear();
+}
+
 static int activate(const char *name)
 {
     const pp_backend_ops *ops = backend_named(name);
@@ -209,6 +257,7 @@ static int activate(const char *name)
         pp__deactivate();
         return -1;
     }
+    guard_exit();
     return 0;
 }
 

@@ -232,6 +232,66 @@ def remove_jit_files(lines_dir):
                 pass
 
 
+def tmpfs_over(opts, where, side):
+    """Shell, for a private mount namespace, that mounts a tmpfs with opts
+    (size=64k, ro, noexec...) over the directory where. When the clone lies
+    beneath where (a clone in /tmp), the tmpfs is mounted at side (an empty
+    directory to be, outside the clone) first, the clone is bind-mounted into
+    it at its own path, then it is made read-only if asked and moved over
+    where: the built perfpy, the module and the programs stay reachable."""
+    plain = 'mount -t tmpfs -o %s none "%s"' % (opts, where)
+    if not ROOT.startswith(where.rstrip("/") + "/"):
+        return plain
+    inside = side + "/" + os.path.relpath(ROOT, where)
+    rw = ",".join(o for o in opts.split(",") if o != "ro") or "rw"
+    steps = ['mkdir -p "%s"' % side, 'mount -t tmpfs -o %s none "%s"' % (rw, side),
+             'mkdir -p "%s"' % inside, 'mount --bind "%s" "%s"' % (ROOT, inside)]
+    if "ro" in opts.split(","):
+        steps.append('mount -o remount,ro "%s"' % side)
+    steps.append('mount --move "%s" "%s"' % (side, where))
+    return " && ".join(steps)
+
+
+def others_can_reach(path):
+    """Whether another user may pass through every directory down to path
+    (a clone under a home only its owner can enter: no)."""
+    d = os.path.dirname(os.path.abspath(path))
+    while True:
+        if not os.stat(d).st_mode & 0o001:
+            return False
+        if d == "/":
+            return True
+        d = os.path.dirname(d)
+
+
+def tree_for_others(base, *parts):
+    """The clone's root, for what another user (nobody) runs from it: ROOT
+    itself when they can reach it, else a copy of parts (paths relative to
+    ROOT: files or directories) in base/clone (base: the test's own
+    directory, removed with it, made 0755 here), readable by all. The copy
+    keeps the clone's layout, so BUILD/perfpy finds BUILD/lib beside it."""
+    if others_can_reach(ROOT):
+        return ROOT
+    os.chmod(base, 0o755)
+    dest = os.path.join(base, "clone")
+    if not others_can_reach(dest):
+        raise unittest.SkipTest("another user can reach neither the clone (%s) nor %s"
+                                % (ROOT, base))
+    for part in parts:
+        src, dst = os.path.join(ROOT, part), os.path.join(dest, part)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if os.path.isdir(src):
+            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, dst)
+    for top, dirs, files in os.walk(dest):
+        os.chmod(top, 0o755)
+        for f in files:
+            f = os.path.join(top, f)
+            os.chmod(f, 0o755 if os.stat(f).st_mode & 0o100 else 0o644)
+    return dest
+
+
 def needs_perf(test):
     """Decorator: fail loudly in CI if perf is broken, skip elsewhere."""
     def wrapper(self, *a, **kw):

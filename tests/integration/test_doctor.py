@@ -8,7 +8,8 @@ import shutil
 import subprocess
 import unittest
 
-from support import PERFPY, ROOT, TempDirTest, interpreters, needs_perf, run
+from support import (LIBDIR, PERFPY, ROOT, TempDirTest, interpreters, needs_perf, run,
+                     tree_for_others)
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
 
@@ -24,6 +25,13 @@ class DoctorTest(TempDirTest):
             if py.path.startswith("/usr/"):
                 return py.path
         self.skipTest("no interpreter outside root's home for another user to run")
+
+    def perfpy_for_others(self):
+        """The built perfpy, where another user can run it (a copy with its
+        module directory when the clone is out of their reach)."""
+        root = tree_for_others(self.tmp, os.path.relpath(PERFPY, ROOT),
+                               os.path.relpath(LIBDIR, ROOT))
+        return os.path.join(root, os.path.relpath(PERFPY, ROOT))
 
     def deny_perf(self):
         exe = os.path.join(self.tmp, "deny_perf")
@@ -75,7 +83,7 @@ class DoctorTest(TempDirTest):
         deny = self.deny_perf()
         os.chmod(deny, 0o755)
         cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-               deny, PERFPY, "doctor", "--", self.python_for_others()]
+               deny, self.perfpy_for_others(), "doctor", "--", self.python_for_others()]
         if paranoid is not None:
             fake = self.write("paranoid", "%d\n" % paranoid)
             os.chmod(fake, 0o644)
@@ -113,7 +121,7 @@ class DoctorTest(TempDirTest):
             if int(f.read()) < 2:
                 self.skipTest("this system lets users profile the kernel")
         p = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                 PERFPY, "doctor", "--", self.python_for_others()])
+                 self.perfpy_for_others(), "doctor", "--", self.python_for_others()])
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertRegex(p.stdout, r"warn\s+kernel frames\s+not permitted")
 

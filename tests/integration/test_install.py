@@ -11,8 +11,8 @@ import os
 import shutil
 import subprocess
 
-from support import (BUILD, EXAMPLES, PERFPY, ROOT, TempDirTest, interpreters,
-                     needs_perf, run)
+from support import (BUILD, EXAMPLES, PERFPY, ROOT, TempDirTest, interpreters, needs_perf,
+                     run, tree_for_others)
 
 PREFIX = "/opt/perfpy-test"
 
@@ -145,39 +145,40 @@ class StagedInstallTest(TempDirTest):
                                 for n in ("perfpy" + suffix, "perfpy-startup.pth")))
 
     def as_nobody(self):
-        """setpriv's prefix to run as user nobody, or skip."""
+        """setpriv's prefix to run as user nobody, scripts/install and the
+        build as they can reach them (copies, in this test's directory, when
+        the clone is out of their reach), or skip."""
         if os.geteuid() != 0 or not shutil.which("setpriv"):
             self.skipTest("needs root and setpriv to run as another user")
-        d = ROOT
-        while d != "/":
-            if not os.stat(d).st_mode & 0o001:
-                self.skipTest("another user cannot reach %s" % ROOT)
-            d = os.path.dirname(d)
         os.chmod(self.tmp, 0o755)
-        return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        build = os.path.relpath(BUILD, ROOT)
+        root = tree_for_others(self.tmp, "scripts/install", "src/python/perfpy-startup.pth",
+                               "docs/perfpy.1", build + "/perfpy", build + "/lib",
+                               build + "/pythons.txt")
+        return (["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"],
+                os.path.join(root, "scripts", "install"), os.path.join(root, build))
 
     def test_a_user_installs_into_their_home(self):
-        nobody = self.as_nobody()
+        nobody, script, build = self.as_nobody()
         home = os.path.join(self.tmp, "home")
         os.mkdir(home)
         os.chown(home, 65534, 65534)
         prefix = os.path.join(home, ".local")
-        script = os.path.join(ROOT, "scripts", "install")
-        p = run(nobody + [script, "", prefix, "", BUILD], env={"HOME": home})
+        p = run(nobody + [script, "", prefix, "", build], env={"HOME": home})
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertTrue(os.access(os.path.join(prefix, "bin", "perfpy"), os.X_OK))
         # (an interpreter under /root, as in a build of pyenv's only, "does
         # not run" for nobody: skipped with a note all the same)
         self.assertRegex(p.stdout, r"not writable by nobody|does not run \(as nobody\)",
                          "a system interpreter is skipped with a note, not a failure")
-        p = run(nobody + [script, "--uninstall", "", prefix, "", BUILD], env={"HOME": home})
+        p = run(nobody + [script, "--uninstall", "", prefix, "", build], env={"HOME": home})
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertEqual(files_under(home), [])
 
     def test_unwritable_prefix_is_refused_with_a_fix(self):
-        nobody = self.as_nobody()
+        nobody, script, build = self.as_nobody()
         os.makedirs(self.stage, mode=0o555)
-        p = run(nobody + [os.path.join(ROOT, "scripts", "install"), self.stage, PREFIX, "", BUILD])
+        p = run(nobody + [script, self.stage, PREFIX, "", build])
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("cannot install %s/bin/perfpy: Permission denied" % self.root, p.stderr)
         self.assertIn("PREFIX=$HOME/.local", p.stderr)

@@ -5,7 +5,10 @@ perfpy says once what it could not write; a full disk leaves whole lines
 and records. The faults are made in a private mount namespace (unshare
 --mount --propagation private, as root): a tmpfs over /tmp or over the dump
 directory, read-only or 64 KiB; "missing /tmp" is a chroot into a tree of
-bind mounts without /tmp. Nothing outside the namespace changes.
+bind mounts without /tmp. Nothing outside the namespace changes. A clone
+that lies in /tmp itself stays reachable: the tmpfs is made beside, the
+clone bind-mounted into it at its own path, and only then is it made
+read-only and moved over /tmp; in the chroot the clone is at /perfpy-clone.
 
 Resource use: memory and descriptors stay flat over 20,000 toggles
 (100,000 under make stress), and over 20,000 new functions (100,000) perfpy
@@ -19,7 +22,7 @@ import unittest
 
 from rel_support import (STRESS, ReliabilityTest, engine_env, program,
                          record, run_group)
-from support import PERFPY, ROOT, interpreters
+from support import LIBDIR, PERFPY, ROOT, interpreters, tmpfs_over
 
 PROG = program("rel_faults.py")
 WORK = "20000"
@@ -31,14 +34,18 @@ def root_and_unshare():
     return os.geteuid() == 0 and shutil.which("unshare") and shutil.which("chroot")
 
 
+# Where the clone is in the chroot without /tmp: not at its own path, which
+# may be in /tmp (a clone in /tmp would bring /tmp back).
+CHROOT_CLONE = "/perfpy-clone"
+
+
 def chroot_setup(top):
     """Shell that builds a root without /tmp at top and chroots into it."""
-    binds = ["/usr", "/etc", "/dev", "/proc", ROOT]
-    if os.path.isdir("/root"):
-        binds.append("/root")
+    binds = [(b, b) for b in ("/usr", "/etc", "/dev", "/proc", "/root") if os.path.isdir(b)]
+    binds.append((ROOT, CHROOT_CLONE))
     lines = ['R="%s"' % top, 'mkdir -p "$R"', 'mount -t tmpfs none "$R"']
-    for b in binds:
-        lines.append('mkdir -p "$R%s" && mount --rbind "%s" "$R%s"' % (b, b, b))
+    for b, at in binds:
+        lines.append('mkdir -p "$R%s" && mount --rbind "%s" "$R%s"' % (at, b, at))
     for link in ("bin", "sbin", "lib", "lib64"):
         if os.path.islink("/" + link):
             lines.append('ln -s "%s" "$R/%s"' % (os.readlink("/" + link), link))
@@ -60,14 +67,17 @@ class ResourceFaults(ReliabilityTest):
                  'for f in "%s"/jit-*.dump; do [ -f "$f" ] && "%s" jitdump "$f"; done; exit $rc'
                  % (files_dir, files_dir, PERFPY))
         run = '"$@"; rc=$?; ' + after
+        env = engine_env(mode, files_dir if mode == "jit" else self.tmp)
+        prog = PROG
         if chroot:
             script = '%s && chroot "$R" sh -c \'%s\' sh "$@"' % (
                 chroot_setup(os.path.join(self.tmp, "root")), run.replace("'", "'\\''"))
+            prog = os.path.join(CHROOT_CLONE, os.path.relpath(PROG, ROOT))
+            env["PYTHONPATH"] = os.path.join(CHROOT_CLONE, os.path.relpath(LIBDIR, ROOT))
         else:
             script = setup + " && " + run
-        env = engine_env(mode, files_dir if mode == "jit" else self.tmp)
         r = run_group(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
-                       "sh", py.path, PROG, "work", WORK], env=env, timeout=300)
+                       "sh", py.path, prog, "work", WORK], env=env, timeout=300)
         self.own(*r.pids)
         out, _, files = r.stdout.partition("=== files\n")
         return r, out, files
@@ -106,6 +116,10 @@ class ResourceFaults(ReliabilityTest):
                % (setup if not chroot else "chroot into bind mounts without /tmp", mode, py.path,
                   "tests/integration/programs/rel_faults.py", WORK))
 
+    def tmpfs(self, opts, where):
+        """A tmpfs over where that keeps a clone beneath it reachable."""
+        return tmpfs_over(opts, where, os.path.join(self.tmp, "tmpfs"))
+
     def dump_dir(self):
         d = os.path.join(self.tmp, "dumps")
         os.makedirs(d, exist_ok=True)
@@ -125,22 +139,22 @@ class ResourceFaults(ReliabilityTest):
         for py in interpreters():
             with self.subTest(py=py.label, mode="perf"):
                 self.check(py, "perf", "tmp-read-only",
-                           "mount -t tmpfs -o ro none /tmp", "/tmp", "Read-only file system")
+                           self.tmpfs("ro", "/tmp"), "/tmp", "Read-only file system")
             with self.subTest(py=py.label, mode="jit"):
                 d = self.dump_dir()
                 self.check(py, "jit", "dumpdir-read-only",
-                           'mount -t tmpfs -o ro none "%s"' % d, d, "Read-only file system")
+                           self.tmpfs("ro", d), d, "Read-only file system")
 
     def test_tmp_or_dump_directory_full(self):
         for py in interpreters():
             with self.subTest(py=py.label, mode="perf"):
                 self.check(py, "perf", "tmp-full",
-                           "mount -t tmpfs -o size=64k none /tmp", "/tmp",
+                           self.tmpfs("size=64k", "/tmp"), "/tmp",
                            "No space left on device", wrote=True)
             with self.subTest(py=py.label, mode="jit"):
                 d = self.dump_dir()
                 self.check(py, "jit", "dumpdir-full",
-                           'mount -t tmpfs -o size=64k none "%s"' % d, d,
+                           self.tmpfs("size=64k", d), d,
                            "No space left on device", wrote=True)
 
 

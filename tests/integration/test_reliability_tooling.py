@@ -221,11 +221,16 @@ class UserFaults(ReliabilityTest):
         self.rec = os.path.join(self.tmp, "rec")
         os.mkdir(self.rec)
         os.chmod(self.rec, 0o777)
+        # perfpy, its module directory and the program where user nobody can
+        # reach them (copies here when the clone is out of their reach)
+        rel = [os.path.relpath(p, support.ROOT) for p in (PERFPY, support.LIBDIR, PROG)]
+        root = support.tree_for_others(self.tmp, rel[0], rel[1], os.path.dirname(rel[2]))
+        self.perfpy, self.prog = (os.path.join(root, r) for r in (rel[0], rel[2]))
 
     def as_nobody(self, wrapper, out):
         cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + wrapper + \
-              [PERFPY, "record", "-f", "collapsed", "-o", out, "--", self.py.path, PROG,
-               "spin", "1", "0"]
+              [self.perfpy, "record", "-f", "collapsed", "-o", out, "--", self.py.path,
+               self.prog, "spin", "1", "0"]
         p = support.run(cmd, env={"TMPDIR": self.rec, "PERFPY": None, "HOME": self.rec},
                         timeout=300)
         self.own(*[int(x) for x in re.findall(r"^pid (\d+)$", p.stdout, re.M)])
