@@ -152,6 +152,12 @@ int pp_engine_fork_child(pp_engine *e);
  * PyUnstable_PerfTrampoline_SetPersistAfterFork copy is then kept; or with
  * them (1, the default). perf names inherited code from the parent's map. */
 void pp_engine_set_fork_inherit_map(pp_engine *e, int inherit);
+/* Points every descriptor of this process open on path at /dev/null
+ * instead (dup2): a writer that no longer writes (CPython's own jitdump
+ * writer once its trampoline is deactivated) keeps a valid descriptor, and
+ * whatever it still had buffered goes nowhere, while the path is free for
+ * the engine. 0 or -errno. */
+int pp_file_detach_writers(const char *path);
 const char *pp_engine_backend_name(const pp_engine *e);
 /* After an error: the file that could not be written (a backend's map,
  * dump or sidecar), or NULL when the error was not a file's (memory). */

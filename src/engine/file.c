@@ -42,27 +42,59 @@ int pp__open_private(const char *path, int flags)
     return fd;
 }
 
-int pp__open_in_this_process(const char *path)
+/* Calls fn(fd, ctx) for each descriptor of this process open on path's
+ * file (same device and inode), until fn returns nonzero; that value, or 0. */
+static int each_fd_on(const char *path, int (*fn)(int fd, void *ctx), void *ctx)
 {
     struct stat want, st;
     struct dirent *e;
     DIR *d;
-    int found = 0;
+    int rc = 0;
 
     if (lstat(path, &want) != 0 || !S_ISREG(want.st_mode))
         return 0;
     d = opendir("/proc/self/fd");
     if (!d)
         return 0;
-    while (!found && (e = readdir(d)) != NULL) {
+    while (!rc && (e = readdir(d)) != NULL) {
         int fd = atoi(e->d_name);
         if (e->d_name[0] == '.' || fd == dirfd(d))
             continue;
-        found = fstat(fd, &st) == 0 && st.st_dev == want.st_dev &&
-                st.st_ino == want.st_ino;
+        if (fstat(fd, &st) == 0 && st.st_dev == want.st_dev &&
+            st.st_ino == want.st_ino)
+            rc = fn(fd, ctx);
     }
     closedir(d);
-    return found;
+    return rc;
+}
+
+static int found_one(int fd, void *ctx)
+{
+    return 1;
+}
+
+int pp__open_in_this_process(const char *path)
+{
+    return each_fd_on(path, found_one, NULL);
+}
+
+static int to_null(int fd, void *ctx)
+{
+    int null = *(int *)ctx;
+
+    return dup2(null, fd) < 0 ? -errno : 0;
+}
+
+int pp_file_detach_writers(const char *path)
+{
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    int rc;
+
+    if (null < 0)
+        return -errno;
+    rc = each_fd_on(path, to_null, &null);
+    close(null);
+    return rc;
 }
 
 int pp__write_all(int fd, const void *buf, size_t len)

@@ -331,6 +331,34 @@ static int error(pp_activation_error *e, enum pp_why why, int err,
     return -1;
 }
 
+/* Under perfpy record with perf's libdw unwinder both jitdump writers need
+ * /tmp/jit-<pid>.dump (libdw reads jit files only in /tmp). The program
+ * asked for CPython's (-X perf_jit), whose dump has no def lines; perfpy's
+ * names the same frames and adds them. So CPython's writer is stopped
+ * through its own sys.deactivate_stack_trampoline, which leaves its dump
+ * open: that descriptor is pointed at /dev/null (what CPython still had
+ * buffered goes nowhere) and perfpy's writer takes the path afresh; what
+ * CPython wrote is replaced, since from here on every frame is evaluated
+ * through perfpy's trampolines (only site start-up ran before). 1 when
+ * CPython's writer was stopped. */
+static int cpython_jitdump_stopped(const char *path)
+{
+    PyObject *f, *r;
+
+    if (pp__cpython_trampoline_on() != 1)
+        return 0;
+    f = pp__cpython_sys_function("deactivate_stack_trampoline");
+    if (!f)
+        return 0;
+    r = PyObject_CallObject(f, NULL);
+    if (!r) {
+        PyErr_Clear();
+        return 0;
+    }
+    Py_DECREF(r);
+    return pp__cpython_trampoline_on() == 0 && pp_file_detach_writers(path) == 0;
+}
+
 static int open_engine(const pp_backend_ops *ops, pp_activation_error *e)
 {
     pp_engine_config cfg;
@@ -344,6 +372,12 @@ static int open_engine(const pp_backend_ops *ops, pp_activation_error *e)
     cfg.dir = dir && *dir ? dir : NULL;
     cfg.lines_dir = lines && *lines ? lines : NULL;
     rc = pp_engine_open(&S.engine, &cfg);
+    if (rc == -EBUSY && cfg.lines_dir && ops != &pp_perfmap_ops) {
+        snprintf(where, sizeof(where), "%s/jit-%d.dump",
+                 cfg.dir ? cfg.dir : "/tmp", (int)getpid());
+        if (cpython_jitdump_stopped(where))
+            rc = pp_engine_open(&S.engine, &cfg);
+    }
     if (rc == 0)
         return 0;
     if (ops == &pp_perfmap_ops)
