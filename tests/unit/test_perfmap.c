@@ -504,3 +504,29 @@ TEST(missing_lines_directory_fails_open_and_leaves_no_map_behind_open)
     ASSERT_EQ_PTR(e, NULL);
     remove_own_map();
 }
+
+/* A writer that stopped (CPython's jitdump writer after its deactivation)
+ * keeps a valid descriptor, but no longer on the file: the path is free for
+ * the engine and a late write of the old writer lands nowhere. */
+TEST(detach_writers_frees_the_path)
+{
+    char path[64], buf[8];
+    int fd, other;
+    struct stat a, b;
+
+    snprintf(path, sizeof(path), "/tmp/perfpy-ut-detach-%d", (int)getpid());
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    ASSERT_TRUE(fd >= 0);
+    other = open("/dev/null", O_RDONLY);    /* an unrelated descriptor */
+    ASSERT_TRUE(other >= 0);
+    ASSERT_EQ_INT(pp__open_in_this_process(path), 1);
+    ASSERT_OK(pp_file_detach_writers(path));
+    ASSERT_EQ_INT(pp__open_in_this_process(path), 0);
+    ASSERT_EQ_INT(write(fd, "late", 4), 4);     /* still a valid descriptor */
+    ASSERT_EQ_INT(stat(path, &a), 0);
+    ASSERT_EQ_INT(a.st_size, 0);                /* nothing reached the file */
+    ASSERT_EQ_INT(fstat(other, &b), 0);         /* the other one untouched */
+    ASSERT_EQ_INT(read(other, buf, sizeof(buf)), 0);
+    ASSERT_OK(pp_file_detach_writers(path));   /* none left: still 0 */
+    unlink(path);
+}
