@@ -22,8 +22,10 @@
  */
 #include "binding.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const pp_backend_ops *backend_named(const char *name)
 {
@@ -199,6 +201,35 @@ static int serve_sys_trampoline(void)
  * ends before the process does. */
 #define PP_EXIT_SWITCH_INTERVAL 1e6
 
+/* How long the GIL is held at exit when other threads live: waits begun
+ * before the interval changed (5 ms by default) time out while the
+ * interpreter still exists, and wait again with the long interval. Ten
+ * old intervals leave room for a waiter the scheduler runs late: CI on a
+ * loaded 2-core machine crashed once (3.10, run 1 of 20, perf mode) with
+ * the interval change alone. */
+#define PP_EXIT_HOLD_INTERVALS 10
+
+/* Holds the GIL (a plain sleep, never released) for PP_EXIT_HOLD_INTERVALS
+ * old switch intervals, only when another thread of the interpreter lives:
+ * a program without threads exits as fast as without perfpy. */
+static void hold_gil_past_old_waits(double old)
+{
+    PyThreadState *me = PyThreadState_Get();
+    PyThreadState *t = PyInterpreterState_ThreadHead(me->interp);
+    struct timespec ts;
+    double secs;
+
+    while (t && t == me)
+        t = PyThreadState_Next(t);
+    if (!t)
+        return;
+    secs = old * PP_EXIT_HOLD_INTERVALS;
+    ts.tv_sec = (time_t)secs;
+    ts.tv_nsec = (long)((secs - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
 /* Run by atexit, after the program's own handlers (registered before them,
  * at perfpy's first activation) and once its non-daemon threads are joined:
  * only daemon threads and the interpreter's own finalization run after it.
@@ -208,11 +239,19 @@ static int serve_sys_trampoline(void)
  * makes them: when they are handed the GIL. */
 static PyObject *quiet_gil_waits(PyObject *self, PyObject *unused)
 {
+    PyObject *g = PySys_GetObject("getswitchinterval");   /* borrowed */
     PyObject *f = PySys_GetObject("setswitchinterval");   /* borrowed */
-    PyObject *r = f ? PyObject_CallFunction(f, "d", PP_EXIT_SWITCH_INTERVAL) : NULL;
+    PyObject *r = g ? PyObject_CallObject(g, NULL) : NULL;
+    double old = r ? PyFloat_AsDouble(r) : -1.0;
 
     Py_XDECREF(r);
     PyErr_Clear();
+    if (!(old > 0.0 && old < 1.0))
+        old = 0.005;   /* CPython's default */
+    r = f ? PyObject_CallFunction(f, "d", PP_EXIT_SWITCH_INTERVAL) : NULL;
+    Py_XDECREF(r);
+    PyErr_Clear();
+    hold_gil_past_old_waits(old);
     Py_RETURN_NONE;
 }
 
