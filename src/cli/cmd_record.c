@@ -118,7 +118,10 @@ static void help(FILE *out)
             "      --inline          keep C functions the compiler inlined (shown as\n"
             "                        'name (inlined)'); slower: perf then runs addr2line\n"
             "                        for every library and Python function sampled\n"
-            "                        (default: off)\n"
+            "                        (default: off)\n",
+            DEFAULT_RATE, DEFAULT_GRACE, MAX_STACK, DEFAULT_STACK);
+    pp_help_fold_options(out, 18);
+    fprintf(out,
             "      --keep            keep the recording and intermediate files (the\n"
             "                        directory is printed; default: all removed)\n"
             "  -h, --help            this help\n"
@@ -139,8 +142,7 @@ static void help(FILE *out)
             "\n"
             "examples:\n"
             "  perfpy record -- python app.py\n"
-            "  perfpy record -f html -o app.html -r 999 -- python -m mypackage\n",
-            DEFAULT_RATE, DEFAULT_GRACE, MAX_STACK, DEFAULT_STACK);
+            "  perfpy record -f html -o app.html -r 999 -- python -m mypackage\n");
 }
 
 /* ---- options ---------------------------------------------------------------- */
@@ -148,7 +150,7 @@ static void help(FILE *out)
 int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
 {
     enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLINE,
-           OPT_GRACE };
+           OPT_GRACE, OPT_PROCESSES, OPT_SHOW_PERFPY };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'},
         {"format", required_argument, NULL, 'f'},
@@ -162,6 +164,8 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
         {"no-native", no_argument, NULL, OPT_NO_NATIVE},
         {"keep", no_argument, NULL, OPT_KEEP},
         {"inline", no_argument, NULL, OPT_INLINE},
+        {"processes", required_argument, NULL, OPT_PROCESSES},
+        {"show-perfpy", no_argument, NULL, OPT_SHOW_PERFPY},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -230,6 +234,14 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
             break;
         case OPT_INLINE:
             o->inline_frames = 1;
+            break;
+        case OPT_PROCESSES:
+            if ((o->processes = pp_parse_processes(optarg)) < 0)
+                return pp_usage_set(u, "--processes must be auto, split or merge, not '%s'",
+                                      optarg);
+            break;
+        case OPT_SHOW_PERFPY:
+            o->show_perfpy = 1;
             break;
         case 'h':
             return PP_PARSED_HELP;
@@ -684,6 +696,7 @@ static int report(plan *p)
         .no_native = p->o.no_native, .keep = p->o.keep, .lines_dir = p->dir,
         .perf = p->perf, .inline_frames = p->o.inline_frames, .progress = -1,
         .no_inject = strcmp(p->mode, "perf") == 0,
+        .processes = p->o.processes, .show_perfpy = p->o.show_perfpy,
     };
     int rc = pp_report(&ro, &p->rr);
 
@@ -738,6 +751,10 @@ static void clean(plan *p)
 {
     int keep_maps = strcmp(p->mode, "perf") == 0 && p->o.format->recording;
 
+    if (p->o.format->recording && p->jit_at == JIT_HERE &&
+        pp_places_copy_lines(p->dir, p->jitdir) < 0)
+        fprintf(stderr, "perfpy: could not copy the def lines (perfpy-<pid>.lines) into %s: "
+                "`perfpy report %s` names functions without them\n", p->jitdir, p->output);
     if (keep_maps && !p->o.pid) {
         pp_places_per_process(p->dir, "/tmp/perf-%d.map", say_kept);
         fprintf(stderr, "perfpy: `perf report -i %s` reads the kept perf maps (remove "

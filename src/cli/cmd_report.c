@@ -43,7 +43,9 @@ static void help(FILE *out)
             "      --inline         keep C functions the compiler inlined (shown as\n"
             "                       'name (inlined)'); slower: perf then runs addr2line\n"
             "                       for every library and Python function sampled\n"
-            "                       (default: off)\n"
+            "                       (default: off)\n");
+    pp_help_fold_options(out, 17);
+    fprintf(out,
             "      --keep           keep intermediate files (injected perf.data, the\n"
             "                       jitted-*.so files perf inject writes next to the dump;\n"
             "                       default: removed)\n"
@@ -82,6 +84,8 @@ int pp_report_parse(int argc, char **argv, pp_report_cli *cli, pp_usage *u)
         {"quiet", no_argument, NULL, 'q'},
         {"from-script", no_argument, NULL, 'S'},
         {"inline", no_argument, NULL, 'I'},
+        {"processes", required_argument, NULL, 'P'},
+        {"show-perfpy", no_argument, NULL, 'Y'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -134,6 +138,14 @@ int pp_report_parse(int argc, char **argv, pp_report_cli *cli, pp_usage *u)
             break;
         case 'I':
             o->inline_frames = 1;
+            break;
+        case 'P':
+            if ((o->processes = pp_parse_processes(optarg)) < 0)
+                return pp_usage_set(u, "--processes must be auto, split or merge, not '%s'",
+                                      optarg);
+            break;
+        case 'Y':
+            o->show_perfpy = 1;
             break;
         case 'h':
             return PP_PARSED_HELP;

@@ -49,6 +49,8 @@ typedef struct pp_record_opts {
     int no_native;
     int keep;
     int inline_frames;         /* --inline */
+    int processes;             /* --processes: PP_PROCESSES_* */
+    int show_perfpy;           /* --show-perfpy */
     char **argv;               /* the program, NULL with -p */
 } pp_record_opts;
 
@@ -102,5 +104,11 @@ int pp_getopt_error(int c, int argc, char **argv, pp_usage *u);
 void pp_getopt_reset(void);
 /* A whole number in [lo, hi]: 0, or -1. */
 int pp_parse_long(const char *s, long lo, long hi, long *out);
+/* --processes WHEN: "auto", "split", "merge" -> PP_PROCESSES_* (fold.h), else -1. */
+int pp_parse_processes(const char *s);
+/* The help of the folding options record and report share (--processes,
+ * --show-perfpy), the option names padded to width columns. */
+void pp_help_fold_options(FILE *out, int width);
+
 
 #endif

@@ -125,6 +125,46 @@ void pp_places_per_process(const char *dir, const char *fmt, void (*fn)(const ch
     closedir(d);
 }
 
+static int copy_file(const char *from, const char *to)
+{
+    char buf[65536];
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    size_t n;
+    int rc = in && out ? 0 : -1;
+
+    while (rc == 0 && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            rc = -1;
+    if (in && ferror(in))
+        rc = -1;
+    if (in)
+        fclose(in);
+    if (out && fclose(out) != 0)
+        rc = -1;
+    return rc;
+}
+
+int pp_places_copy_lines(const char *from, const char *to_dir)
+{
+    DIR *d = opendir(from);
+    struct dirent *e;
+    int rc = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        char src[PATH_MAX], dst[PATH_MAX];
+        if (pp_lines_pid(e->d_name) < 0)
+            continue;
+        if (snprintf(src, sizeof(src), "%s/%s", from, e->d_name) >= (int)sizeof(src) ||
+            snprintf(dst, sizeof(dst), "%s/%s", to_dir, e->d_name) >= (int)sizeof(dst) ||
+            copy_file(src, dst) < 0)
+            rc = -1;
+    }
+    closedir(d);
+    return rc;
+}
+
 static void unlink_path(const char *path)
 {
     unlink(path);

@@ -42,6 +42,11 @@ void pp_places_per_process(const char *dir, const char *fmt, void (*fn)(const ch
 /* The same, removing each. */
 void pp_places_remove_per_process(const char *dir, const char *fmt);
 
+/* Copies every <from>/perfpy-<pid>.lines into to_dir (format perf keeps
+ * them beside its jitted ELFs, where `perfpy report` looks for them: the
+ * def lines of a perf-map recording). 0, or -1 if one could not be copied. */
+int pp_places_copy_lines(const char *from, const char *to_dir);
+
 /* Removes a directory tree (no symlink followed). */
 void pp_places_remove_tree(const char *dir);
 

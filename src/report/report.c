@@ -63,7 +63,7 @@ static int fold_fd(int fd, void *ctx)
 {
     fold_ctx *c = ctx;
     pp_script_parser *parser = NULL;
-    int rc;
+    int rc, err;
 
     if (pp_fold_open(&c->folder, c->p, c->fo) < 0 ||
         pp_script_open(&parser, fold_progress, c) < 0) {
@@ -76,8 +76,8 @@ static int fold_fd(int fd, void *ctx)
         fprintf(stderr, "\r\033[K");
     c->p->bad_lines += pp_script_stats_of(parser)->bad_lines;
     pp_script_close(parser);
-    pp_fold_close(c->folder);
-    return rc;
+    err = pp_fold_close(c->folder);
+    return rc < 0 ? rc : err;
 }
 
 /* ---- names ------------------------------------------------------------- */
@@ -103,6 +103,7 @@ static void lines_dir_for(const pp_report_opts *o, char *buf, size_t cap)
 {
     const char *env = getenv("PERFPY_LINES_DIR");
     char copy[PATH_MAX];
+    struct stat st;
 
     if (o->lines_dir)
         snprintf(buf, cap, "%s", o->lines_dir);
@@ -110,6 +111,9 @@ static void lines_dir_for(const pp_report_opts *o, char *buf, size_t cap)
         snprintf(buf, cap, "%s", env);
     else if (strcmp(o->input, "-") == 0)
         snprintf(buf, cap, ".");
+    else if (snprintf(copy, sizeof(copy), "%s.jit", o->input) < (int)sizeof(copy) &&
+             stat(copy, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(buf, cap, "%s", copy);    /* record -f perf keeps them there */
     else {
         snprintf(copy, sizeof(copy), "%s", o->input);
         snprintf(buf, cap, "%s", dirname(copy));
@@ -240,7 +244,8 @@ static void fix_forks(run *x)
 
 static int script(run *x)
 {
-    pp_fold_opts fo = {x->o->no_native, x->lines_dir, x->r->injected ? &x->r->info : NULL};
+    pp_fold_opts fo = {x->o->no_native, x->lines_dir, x->r->injected ? &x->r->info : NULL,
+                       x->o->processes, x->o->show_perfpy};
     fold_ctx c = {.fo = &fo, .p = &x->r->profile, .progress = x->progress};
     int rc;
 
@@ -293,7 +298,7 @@ static void finish(run *x, int rc)
 /* --from-script: perf script text in, no perf run. */
 static int report_text(run *x)
 {
-    pp_fold_opts fo = {x->o->no_native, x->lines_dir, NULL};
+    pp_fold_opts fo = {x->o->no_native, x->lines_dir, NULL, x->o->processes, x->o->show_perfpy};
     fold_ctx c = {.fo = &fo, .p = &x->r->profile, .progress = x->progress};
     const char *in = x->o->input;
     int fd, rc;
