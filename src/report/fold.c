@@ -56,7 +56,8 @@
  *     hook's Python frames are dropped, and a frame of perfpy's module with
  *     no Python frame leafward of it (the engine making a trampoline, the
  *     hook itself), or perfpy's _perfpy_start, is cut with everything
- *     leafward of it: that time reads as the caller's own.
+ *     leafward of it: that time reads as the caller's own. A stack that is
+ *     perfpy's alone (record's __exec shim before its exec) reads "[perfpy]".
  *  8. --no-native drops every frame that is not Python; a stack left with
  *     none reads "[native]".
  *  9. Every stack starts with its process's root, "python3 (pid 4609)",
@@ -151,7 +152,7 @@ int pp_fold_open(pp_folder **out, pp_profile *p, const pp_fold_opts *opts)
     f->p = p;
     if (opts)
         f->o = *opts;
-    f->mark_truncated = f->mark_unknown = f->mark_native = -1;
+    f->mark_truncated = f->mark_unknown = f->mark_native = f->mark_perfpy = -1;
     if (pp__htab_init(&f->raw_index, 1024) < 0 || pp__htab_init(&f->pyline_index, 256) < 0) {
         pp_fold_close(f);
         return -ENOMEM;
@@ -400,8 +401,9 @@ int pp_fold_sample(void *folder, const pp_script_sample *s)
     if ((any = fold_frames(f, s, from, (size_t)n, lo, hi, &nids)) < 0)
         return any;
     if (!any) {
-        id = f->o.no_native && n ? marker(f, &f->mark_native, PP_MARK_NATIVE)
-                                 : marker(f, &f->mark_unknown, PP_MARK_UNKNOWN);
+        id = from >= (size_t)n && n ? marker(f, &f->mark_perfpy, PP_MARK_PERFPY)
+             : f->o.no_native && n  ? marker(f, &f->mark_native, PP_MARK_NATIVE)
+                                    : marker(f, &f->mark_unknown, PP_MARK_UNKNOWN);
         if (id < 0)
             return (int)id;
         f->ids[nids++] = (uint32_t)id;

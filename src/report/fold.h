@@ -45,5 +45,6 @@ int pp_fold_load_lines(pp_folder *f, int pid, const char *path);
 #define PP_MARK_TRUNCATED "[truncated]"
 #define PP_MARK_UNKNOWN "[unknown]"
 #define PP_MARK_NATIVE "[native]"
+#define PP_MARK_PERFPY "[perfpy]"
 
 #endif

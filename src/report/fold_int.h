@@ -94,7 +94,7 @@ struct pp_folder {
     const char **effdso;
     uint32_t *effdso_len;
     size_t scratch_cap;
-    int64_t mark_truncated, mark_unknown, mark_native;
+    int64_t mark_truncated, mark_unknown, mark_native, mark_perfpy;
     pp__fold_comm comms[16];
     size_t ncomms;
     int event_set;

@@ -89,6 +89,7 @@ static const rule dso_rules[] = {
     {"libpython", 1, C_INTERP},
     {"python", 1, C_INTERP},        /* python3, python3.12 (not *.so: see below) */
     {"perfpy.", 1, C_INTERP | C_SELF},   /* perfpy.cpython-312-x86_64-linux-gnu.so */
+    {"perfpy", 0, C_SELF},          /* the command: record's __exec shim before its exec */
     {"perf-", 1, C_INTERP},         /* unnamed code in /tmp/perf-<pid>.map */
     {"jitted-", 1, C_INTERP},       /* unnamed code in perf inject's ELF files */
     {"libc.so", 1, C_STARTUP},
@@ -142,7 +143,9 @@ unsigned pp__fold_dso_bits(const char *dso, size_t len)
     unsigned bits = kernel_dso(dso, len) ? C_KERNEL : 0;
 
     for (size_t i = 0; i < sizeof(dso_rules) / sizeof(dso_rules[0]); i++)
-        if (pp__fold_starts(b, bl, dso_rules[i].name))
+        if (dso_rules[i].prefix ? pp__fold_starts(b, bl, dso_rules[i].name)
+                                : bl == strlen(dso_rules[i].name) &&
+                                      memcmp(b, dso_rules[i].name, bl) == 0)
             bits |= dso_rules[i].bits;
     /* "python..." names the interpreter binary, not a C extension such as
      * python_foo.so. */
