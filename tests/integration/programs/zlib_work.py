@@ -40,6 +40,7 @@ def work(rounds):
 
 
 def worker(path):
+    print("pid %d" % os.getpid(), flush=True)
     with open(path, "a") as f:
         f.write("worker %d\n" % os.getpid())
     work(60)
@@ -61,6 +62,7 @@ def three(rounds, path):
 
 
 if __name__ == "__main__":
+    print("pid %d" % os.getpid(), flush=True)
     if sys.argv[1:2] == ["--three"]:
         sys.exit(three(int(sys.argv[2]), sys.argv[3]))
     print(work(int(sys.argv[1]) if len(sys.argv) > 1 else 200))
