@@ -144,21 +144,36 @@ static int copy_file(const char *from, const char *to)
     return rc;
 }
 
-int pp_places_copy_lines(const char *from, const char *to_dir)
+/* src into to_dir under its own file name. */
+static int copy_into(const char *src, const char *to_dir)
 {
-    DIR *d = opendir(from);
+    const char *base = strrchr(src, '/');
+    char dst[PATH_MAX];
+
+    base = base ? base + 1 : src;
+    if (snprintf(dst, sizeof(dst), "%s/%s", to_dir, base) >= (int)sizeof(dst))
+        return -1;
+    return copy_file(src, dst);
+}
+
+int pp_places_keep_per_process(const char *dir, const char *fmt, const char *to_dir)
+{
+    DIR *d = opendir(dir);
     struct dirent *e;
     int rc = 0;
 
     if (!d)
         return -1;
     while ((e = readdir(d)) != NULL) {
-        char src[PATH_MAX], dst[PATH_MAX];
-        if (pp_lines_pid(e->d_name) < 0)
+        int pid = pp_lines_pid(e->d_name);
+        char path[PATH_MAX];
+        if (pid < 0)
             continue;
-        if (snprintf(src, sizeof(src), "%s/%s", from, e->d_name) >= (int)sizeof(src) ||
-            snprintf(dst, sizeof(dst), "%s/%s", to_dir, e->d_name) >= (int)sizeof(dst) ||
-            copy_file(src, dst) < 0)
+        if (snprintf(path, sizeof(path), PP_LINES_PATH, dir, pid) >= (int)sizeof(path) ||
+            copy_into(path, to_dir) < 0)
+            rc = -1;
+        if (fmt && snprintf(path, sizeof(path), fmt, pid) < (int)sizeof(path) &&
+            access(path, F_OK) == 0 && copy_into(path, to_dir) < 0)
             rc = -1;
     }
     closedir(d);

@@ -10,7 +10,9 @@
  * start+size) -> line); after `perf inject --jit` the frame lives in its own
  * jitted-<pid>-<index>.so and perf prints its address relative to that file,
  * so the line comes from the jitdump's code-load record of that index (or
- * from the sidecar, by the code load's address). The file is normalised
+ * from the sidecar, by the code load's address). The dump is the one beside
+ * the ELF, else a copy in the sidecars' directory, else the one the
+ * recording names. The file is normalised
  * lexically ("/app/./lib//p.py" -> "/app/lib/p.py"; ".." is kept, since a
  * symlink may stand before it).
  *
@@ -244,6 +246,11 @@ static const pp_jit_code *jit_code(pp_folder *f, int pid, uint64_t index, const 
         memcpy(path + (slash - dso), want, (size_t)wl + 1);
         d = dump_of(c, path);
     }
+    /* record -f perf keeps a copy beside its line sidecars (FILE.jit/) when
+     * the dumps were made in /tmp, which it cleans */
+    if ((!d || !d->ncodes) && f->o.lines_dir &&
+        snprintf(path, sizeof(path), "%s%s", f->o.lines_dir, want) < (int)sizeof(path))
+        d = dump_of(c, path);
     for (size_t i = 0; (!d || !d->ncodes) && f->o.jit && i < f->o.jit->njitdumps; i++) {
         const char *named = f->o.jit->jitdumps[i];
         size_t pl = strlen(named);

@@ -4,7 +4,9 @@ __init__, sorted()'s key, a generator), on Debian's stripped interpreter
 and a pyenv one (in the sid world: its Debian interpreters):
 
 - no frame in any format (collapsed, svg, html, speedscope, pprof) is a bare
-  "[unknown]": perf's unnamed frames carry their library ("[libz.so.1.2.13]");
+  "[unknown]": perf's unnamed frames carry their library ("[libz.so.1.2.13]"),
+  but for addresses perf knows no mapping of (no more of them than perf
+  printed; a frame-pointer walk through libz ends in a few);
 - the interpreter's own unnamed frames never sit between two Python frames
   in the folded output, although perf's stacks have thousands there
   (checked on the recording itself: the positive twin);
@@ -61,22 +63,25 @@ class Frames(RecordTest):
         p = self.record(["-r", "999", "-f", "perf", "-o", data] + list(args),
                         [py.path] + program)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
-        for path in re.findall(r"^perfpy: kept (/tmp/perf-\d+\.map)$", p.stderr, re.M):
-            os.unlink(path)
+        # perf-map mode keeps the maps for perf report: they are the
+        # program's (its pid printed), removed in tearDown
         return data, p
 
-    def raw_between(self, data):
-        """perf's own stacks: unnamed interpreter frames between two py:: frames."""
+    def raw(self, data):
+        """perf's own stacks: (unnamed interpreter frames between two py::
+        frames, frames in no mapping at all and empty stacks: what may
+        stay a bare "[unknown]")."""
         p = run(["perf", "script", "-i", data, "-F", "ip,sym,dso", "--max-stack", "4096"],
                 timeout=600)
-        between = 0
+        between = nodso = 0
         for block in p.stdout.split("\n\n"):
             lines = [l.strip() for l in block.splitlines() if l.strip()]
             py = [i for i, l in enumerate(lines) if " py::" in l]
+            nodso += sum(1 for l in lines if l.endswith("[unknown] ([unknown])")) + (not lines)
             if len(py) >= 2:
                 between += sum(1 for l in lines[py[0]:py[-1]]
                                if re.search(r"\[unknown\] \(\S*/(lib)?python[^/]*\)$", l))
-        return between
+        return between, nodso
 
     @needs_perf
     def test_unnamed_frames_carry_their_library_in_every_format(self):
@@ -88,7 +93,11 @@ class Frames(RecordTest):
                 txt = self.report(data, "collapsed", self.out("%s.txt" % py.label))
                 stacks = collapsed_counts(txt)
                 frames = [f for s in stacks for f in frames_of(s)]
-                self.assertNotIn("[unknown]", frames)
+                between, nodso = self.raw(data)
+                # bare only where perf knew no mapping (frame-pointer walks
+                # through code without frame pointers end in such addresses)
+                bare = sum(n * frames_of(s).count("[unknown]") for s, n in stacks.items())
+                self.assertLessEqual(bare, nodso)
                 self.assertTrue(any(f.startswith("[libz.so") for f in frames),
                                 "no unnamed libz frame labelled: %s" % sorted(set(frames))[:40])
                 # one process: no process root
@@ -105,26 +114,31 @@ class Frames(RecordTest):
                 if py.real.startswith("/usr/"):
                     # Debian's interpreter is stripped: perf's stacks have such
                     # frames between Python frames, and the folder took them out
-                    self.assertGreater(self.raw_between(data), 0)
+                    self.assertGreater(between, 0)
                     self.assertTrue(any(interp_unnamed(f, py) for f in frames))
-                self.check_formats(py, data)
+                self.check_formats(py, data, bare)
 
-    def check_formats(self, py, data):
+    def check_formats(self, py, data, bare):
+        """The other formats: "[unknown]" only where collapsed has it."""
         svg = open(self.report(data, "flamegraph", self.out("%s.svg" % py.label)),
                    encoding="utf-8").read()
-        self.assertNotRegex(svg, r"<title>\[unknown\][ <]")
+        if not bare:
+            self.assertNotRegex(svg, r"<title>\[unknown\][ <]")
         self.assertIn("[libz.so", svg)
         html = open(self.report(data, "html", self.out("%s.html" % py.label)),
                     encoding="utf-8").read()
-        self.assertNotIn('"[unknown]"', html)
+        if not bare:
+            self.assertNotIn('"[unknown]"', html)
         self.assertIn('"[libz.so', html)
         ss = json.load(open(self.report(data, "speedscope", self.out("%s.json" % py.label))))
         names = [f["name"] for f in ss["shared"]["frames"]]
-        self.assertNotIn("[unknown]", names)
+        if not bare:
+            self.assertNotIn("[unknown]", names)
         self.assertTrue(any(n.startswith("[libz.so") for n in names))
         pb = gzip.open(self.report(data, "pprof", self.out("%s.pb.gz" % py.label))).read()
         # the string table: field 6, length-prefixed; a bare "[unknown]" is 0x32 0x09
-        self.assertNotIn(b"\x32\x09[unknown]", pb)
+        if not bare:
+            self.assertNotIn(b"\x32\x09[unknown]", pb)
         self.assertIn(b"[libz.so", pb)
 
     @needs_perf
