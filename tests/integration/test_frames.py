@@ -23,6 +23,7 @@ import gzip
 import json
 import os
 import re
+import subprocess
 
 import support
 from support import PERFPY, interpreters, needs_perf, run
@@ -56,7 +57,7 @@ def interp_unnamed(frame, py):
 class Frames(RecordTest):
 
     def report(self, data, fmt, out, *args):
-        p = run([PERFPY, "report", "-q", "-f", fmt, "-o", out] + list(args) + [data],
+        p = run([PERFPY, "report", "-q", "-f", fmt, "-o", out] + list(args) + ["--", data],
                 timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
         return out
@@ -70,17 +71,30 @@ class Frames(RecordTest):
         # program's (its pid printed), removed in tearDown
         return data, p
 
-    def raw(self, data):
+    def script(self, data):
+        """perf script's text of a recording, as perfpy reads it (once: the
+        other formats come from it with report --from-script, no perf)."""
+        out = data + ".script.txt"
+        with open(out, "w") as f:
+            p = subprocess.run(["perf", "--buildid-dir", self.out("buildid"), "script", "-F",
+                                "comm,pid,tid,time,period,event,ip,sym,dso", "--max-stack",
+                                "4096", "--no-inline", "-i", data], stdout=f,
+                               stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        return out
+
+    def raw(self, script):
         """perf's own stacks: (unnamed interpreter frames between two py::
-        frames, frames in no mapping at all and empty stacks: what may
-        stay a bare "[unknown]")."""
-        p = run(["perf", "script", "-i", data, "-F", "ip,sym,dso", "--max-stack", "4096"],
-                timeout=600)
+        frames, frames in no mapping at all and empty stacks: what may stay
+        a bare "[unknown]", unnamed interpreter frames anywhere)."""
+        with open(script) as f:
+            text = f.read()
         between = nodso = unnamed = 0
-        for block in p.stdout.split("\n\n"):
-            lines = [l.strip() for l in block.splitlines() if l.strip()]
+        for block in text.split("\n\n"):
+            lines = [l.strip() for l in block.splitlines()[1:] if l.strip()]
             py = [i for i, l in enumerate(lines) if " py::" in l]
-            nodso += sum(1 for l in lines if l.endswith("[unknown] ([unknown])")) + (not lines)
+            nodso += sum(1 for l in lines if l.endswith("[unknown] ([unknown])")) + \
+                (bool(block.strip()) and not lines)
             unnamed += sum(1 for l in lines if INTERP_UNNAMED.search(l))
             if len(py) >= 2:
                 between += sum(1 for l in lines[py[0]:py[-1]] if INTERP_UNNAMED.search(l))
@@ -96,7 +110,8 @@ class Frames(RecordTest):
                 txt = self.report(data, "collapsed", self.out("%s.txt" % py.label))
                 stacks = collapsed_counts(txt)
                 frames = [f for s in stacks for f in frames_of(s)]
-                between, nodso, unnamed = self.raw(data)
+                script = self.script(data)
+                between, nodso, unnamed = self.raw(script)
                 # bare only where perf knew no mapping (frame-pointer walks
                 # through code without frame pointers end in such addresses)
                 bare = sum(n * frames_of(s).count("[unknown]") for s, n in stacks.items())
@@ -122,26 +137,28 @@ class Frames(RecordTest):
                     # them out (in the sid root perf names every frame)
                     self.assertGreater(between, 0)
                     self.assertTrue(any(interp_unnamed(f, py) for f in frames))
-                self.check_formats(py, data, bare)
+                self.check_formats(py, script, bare)
 
-    def check_formats(self, py, data, bare):
+    def check_formats(self, py, script, bare):
         """The other formats: "[unknown]" only where collapsed has it."""
-        svg = open(self.report(data, "flamegraph", self.out("%s.svg" % py.label)),
+        def report(fmt, out):
+            return self.report(script, fmt, out, "--from-script")
+        svg = open(report("flamegraph", self.out("%s.svg" % py.label)),
                    encoding="utf-8").read()
         if not bare:
             self.assertNotRegex(svg, r"<title>\[unknown\][ <]")
         self.assertIn("[libz.so", svg)
-        html = open(self.report(data, "html", self.out("%s.html" % py.label)),
+        html = open(report("html", self.out("%s.html" % py.label)),
                     encoding="utf-8").read()
         if not bare:
             self.assertNotIn('"[unknown]"', html)
         self.assertIn('"[libz.so', html)
-        ss = json.load(open(self.report(data, "speedscope", self.out("%s.json" % py.label))))
+        ss = json.load(open(report("speedscope", self.out("%s.json" % py.label))))
         names = [f["name"] for f in ss["shared"]["frames"]]
         if not bare:
             self.assertNotIn("[unknown]", names)
         self.assertTrue(any(n.startswith("[libz.so") for n in names))
-        pb = gzip.open(self.report(data, "pprof", self.out("%s.pb.gz" % py.label))).read()
+        pb = gzip.open(report("pprof", self.out("%s.pb.gz" % py.label))).read()
         # the string table: field 6, length-prefixed; a bare "[unknown]" is 0x32 0x09
         if not bare:
             self.assertNotIn(b"\x32\x09[unknown]", pb)
@@ -155,7 +172,8 @@ class Frames(RecordTest):
         with open(pidfile) as f:
             pids = dict(line.split() for line in f)
         self.own(*pids.values())
-        txt = self.report(data, "collapsed", self.out("split.txt"))
+        script = self.script(data)
+        txt = self.report(script, "collapsed", self.out("split.txt"), "--from-script")
         stacks = collapsed_counts(txt)
         roots = {frames_of(s)[0] for s in stacks}
         self.assertTrue(all(ROOT.match(r) for r in roots), roots)
@@ -173,8 +191,8 @@ class Frames(RecordTest):
         self.assertRegex(p.stderr, r"perfpy: truncated: [\d.]+% of the Python processes' \d+ "
                                    r"samples, [\d.]+% of the other processes' \d+")
         # merged: the report's option, and record's
-        merged = collapsed_counts(self.report(data, "collapsed", self.out("merged.txt"),
-                                              "--processes", "merge"))
+        merged = collapsed_counts(self.report(script, "collapsed", self.out("merged.txt"),
+                                              "--from-script", "--processes", "merge"))
         self.assertFalse([s for s in merged if ROOT.match(frames_of(s)[0])], list(merged)[:5])
         self.assertEqual(sum(merged.values()), sum(stacks.values()))
         out = self.out("merged-record.txt")
@@ -196,9 +214,11 @@ class Frames(RecordTest):
         own = re.compile(r"(^|;)(pp_engine_register|jit_write|pp_arena_take|perfpy_eval|pp_eval|"
                          r"_chain \(|_perfpy_start \()")
         data, _ = self.record_perf(py, [program], "-r", "4999")
-        shown = collapsed_counts(self.report(data, "collapsed", self.out("shown.txt"),
-                                             "--show-perfpy"))
+        script = self.script(data)
+        shown = collapsed_counts(self.report(script, "collapsed", self.out("shown.txt"),
+                                             "--from-script", "--show-perfpy"))
         self.assertTrue([s for s in shown if own.search(s)], "perfpy's frames never sampled")
-        hidden = collapsed_counts(self.report(data, "collapsed", self.out("hidden.txt")))
+        hidden = collapsed_counts(self.report(script, "collapsed", self.out("hidden.txt"),
+                                              "--from-script"))
         self.assertEqual([s for s in hidden if own.search(s)], [])
         self.assertEqual(sum(hidden.values()), sum(shown.values()))
