@@ -148,6 +148,7 @@ typedef struct plan {
     char dir[PATH_MAX];          /* the recording directory; "" until made */
     char data[PATH_MAX + 16];    /* <dir>/perf.data */
     char jitdir[PATH_MAX + 8];   /* where the dumps go */
+    char keepdir[PATH_MAX + 8];  /* -f perf: FILE.jit/, what report needs later */
     int pid_r;                   /* the program's pid comes back on it; -1 none */
     pp_max_stack maxstack;
     run_state st;
@@ -313,6 +314,19 @@ static int make_dirs(plan *p)
     }
     snprintf(p->data, sizeof(p->data), "%s/perf.data", p->dir);
     snprintf(p->jitdir, sizeof(p->jitdir), "%s", p->dir);
+    if (p->o.format->recording) {
+        /* FILE.jit/: the jitted ELFs (unless libdw needs them in /tmp) and
+         * what `perfpy report FILE` needs for def lines */
+        abs = realpath(".", NULL);
+        if (p->output[0] == '/' || !abs)
+            snprintf(p->keepdir, sizeof(p->keepdir), "%s.jit", p->output);
+        else
+            snprintf(p->keepdir, sizeof(p->keepdir), "%s/%s.jit", abs, p->output);
+        free(abs);
+        if (mkdir(p->keepdir, 0700) != 0 && errno != EEXIST)
+            return pp_fail("cannot make %s for the jitted code: %s", p->keepdir,
+                           strerror(errno));
+    }
     if (p->o.argv && strcmp(p->mode, "jit") == 0 && p->unwinder == PP_UNWIND_LIBDW) {
         /* libdw unwinds through perf inject's ELFs only under /tmp/jitted-
          * (perf_probe.h): the dumps go to /tmp itself, inject writes its
@@ -329,15 +343,7 @@ static int make_dirs(plan *p)
     } else if (p->o.format->recording) {
         /* perf report finds the jitted ELFs by the paths inject wrote:
          * they must outlive the recording directory. */
-        abs = realpath(".", NULL);
-        if (p->output[0] == '/' || !abs)
-            snprintf(p->jitdir, sizeof(p->jitdir), "%s.jit", p->output);
-        else
-            snprintf(p->jitdir, sizeof(p->jitdir), "%s/%s.jit", abs, p->output);
-        free(abs);
-        if (mkdir(p->jitdir, 0700) != 0 && errno != EEXIST)
-            return pp_fail("cannot make %s for the jitted code: %s", p->jitdir,
-                           strerror(errno));
+        snprintf(p->jitdir, sizeof(p->jitdir), "%s", p->keepdir);
     } else if (p->o.argv && strcmp(p->mode, "jit") == 0 &&
                pp_places_memory_dir(p->dir, p->jitdir, sizeof(p->jitdir)) == 0) {
         p->jit_at = JIT_MEMORY;
@@ -502,6 +508,7 @@ static int report(plan *p)
         .perf = p->perf, .inline_frames = p->o.inline_frames,
         .progress = pp_progress_on_stderr(0),
         .no_inject = strcmp(p->mode, "perf") == 0,
+        .processes = p->o.processes, .show_perfpy = p->o.show_perfpy,
     };
     int rc = pp_report(&ro, &p->rr);
 
@@ -556,6 +563,12 @@ static void clean(plan *p)
 {
     int keep_maps = strcmp(p->mode, "perf") == 0 && p->o.format->recording;
 
+    if (p->keepdir[0] &&
+        pp_places_keep_per_process(p->dir, p->jit_at == JIT_TMP ? "/tmp/jit-%d.dump" : NULL,
+                                   p->keepdir) < 0)
+        fprintf(stderr, "perfpy: could not copy the def lines (perfpy-<pid>.lines, "
+                "jit-<pid>.dump) into %s: `perfpy report %s` names functions without "
+                "them\n", p->keepdir, p->output);
     if (keep_maps && !p->o.pid) {
         pp_places_per_process(p->dir, "/tmp/perf-%d.map", say_kept);
         fprintf(stderr, "perfpy: `perf report -i %s` reads the kept perf maps (remove "
@@ -587,8 +600,8 @@ static void clean_early(plan *p)
     pp_places_remove_tree(p->dir);
     if (p->jit_at == JIT_MEMORY)
         pp_places_remove_tree(p->jitdir);
-    if (p->o.format->recording && p->jit_at == JIT_HERE)
-        rmdir(p->jitdir);
+    if (p->keepdir[0])
+        rmdir(p->keepdir);      /* only if empty: FILE.jit/ may have been the user's */
 }
 
 int pp_cmd_record(int argc, char **argv)

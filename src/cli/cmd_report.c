@@ -43,7 +43,9 @@ static void help(FILE *out)
             "      --inline         keep C functions the compiler inlined (shown as\n"
             "                       'name (inlined)'); slower: perf then runs addr2line\n"
             "                       for every library and Python function sampled\n"
-            "                       (default: off)\n"
+            "                       (default: off)\n");
+    pp_help_fold_options(out, 17);
+    fprintf(out,
             "      --keep           keep intermediate files (injected perf.data, the\n"
             "                       jitted-*.so files perf inject writes next to the dump;\n"
             "                       default: removed)\n"
@@ -104,6 +106,11 @@ static int report_option(int c, void *opts, pp_usage *u)
     case 'I':
         o->inline_frames = 1;
         break;
+    case 'P':
+        return pp_option_processes(optarg, &o->processes, u);
+    case 'Y':
+        o->show_perfpy = 1;
+        break;
     }
     return PP_PARSED_RUN;
 }
@@ -122,6 +129,8 @@ int pp_report_parse(int argc, char **argv, pp_report_cli *cli, pp_usage *u)
         {"quiet", no_argument, NULL, 'q'},
         {"from-script", no_argument, NULL, 'S'},
         {"inline", no_argument, NULL, 'I'},
+        {"processes", required_argument, NULL, 'P'},
+        {"show-perfpy", no_argument, NULL, 'Y'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };

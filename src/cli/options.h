@@ -50,6 +50,8 @@ typedef struct pp_record_opts {
     int no_native;
     int keep;
     int inline_frames;         /* --inline */
+    int processes;             /* --processes: PP_PROCESSES_* */
+    int show_perfpy;           /* --show-perfpy */
     char **argv;               /* the program, NULL with -p */
 } pp_record_opts;
 
@@ -103,6 +105,11 @@ int pp_getopt_error(int c, int argc, char **argv, pp_usage *u);
 void pp_getopt_reset(void);
 /* A whole number in [lo, hi]: 0, or -1. */
 int pp_parse_long(const char *s, long lo, long hi, long *out);
+/* --processes WHEN: "auto", "split", "merge" -> PP_PROCESSES_* (fold.h), else -1. */
+/* The help of the folding options record and report share (--processes,
+ * --show-perfpy), the option names padded to width columns. */
+void pp_help_fold_options(FILE *out, int width);
+
 
 /* One option of a subcommand, c as getopt_long returns it (its letter, or
  * a long-only code; optarg its value): fills opts and returns
@@ -127,6 +134,8 @@ int pp_operand_program(int argc, char **argv, int first, const char *example,
  * file name that is not empty. */
 int pp_option_format(const char *arg, const pp_format **out, pp_usage *u);
 int pp_option_output(const char *arg, const char **out, pp_usage *u);
+/* --processes auto|split|merge of record and report: PP_PROCESSES_*. */
+int pp_option_processes(const char *arg, int *out, pp_usage *u);
 
 /* For the commands that run the report pipeline (record, report): its
  * progress as one line on stderr rewritten in place, when stderr is a

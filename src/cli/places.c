@@ -125,6 +125,61 @@ void pp_places_per_process(const char *dir, const char *fmt, void (*fn)(const ch
     closedir(d);
 }
 
+static int copy_file(const char *from, const char *to)
+{
+    char buf[65536];
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    size_t n;
+    int rc = in && out ? 0 : -1;
+
+    while (rc == 0 && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            rc = -1;
+    if (in && ferror(in))
+        rc = -1;
+    if (in)
+        fclose(in);
+    if (out && fclose(out) != 0)
+        rc = -1;
+    return rc;
+}
+
+/* src into to_dir under its own file name. */
+static int copy_into(const char *src, const char *to_dir)
+{
+    const char *base = strrchr(src, '/');
+    char dst[PATH_MAX];
+
+    base = base ? base + 1 : src;
+    if (snprintf(dst, sizeof(dst), "%s/%s", to_dir, base) >= (int)sizeof(dst))
+        return -1;
+    return copy_file(src, dst);
+}
+
+int pp_places_keep_per_process(const char *dir, const char *fmt, const char *to_dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int rc = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        int pid = pp_lines_pid(e->d_name);
+        char path[PATH_MAX];
+        if (pid < 0)
+            continue;
+        if (snprintf(path, sizeof(path), PP_LINES_PATH, dir, pid) >= (int)sizeof(path) ||
+            copy_into(path, to_dir) < 0)
+            rc = -1;
+        if (fmt && snprintf(path, sizeof(path), fmt, pid) < (int)sizeof(path) &&
+            access(path, F_OK) == 0 && copy_into(path, to_dir) < 0)
+            rc = -1;
+    }
+    closedir(d);
+    return rc;
+}
+
 static void unlink_path(const char *path)
 {
     unlink(path);

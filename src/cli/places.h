@@ -42,6 +42,13 @@ void pp_places_per_process(const char *dir, const char *fmt, void (*fn)(const ch
 /* The same, removing each. */
 void pp_places_remove_per_process(const char *dir, const char *fmt);
 
+/* Copies, for each process that wrote <dir>/perfpy-<pid>.lines, that file
+ * and the file fmt gives for its pid (if fmt and it exists) into to_dir:
+ * format perf keeps them in FILE.jit/, where `perfpy report` finds the def
+ * lines (the sidecars in perf-map mode; the dumps in jit mode when they were
+ * made in /tmp, which record cleans). 0, or -1 if one could not be copied. */
+int pp_places_keep_per_process(const char *dir, const char *fmt, const char *to_dir);
+
 /* Removes a directory tree (no symlink followed). */
 void pp_places_remove_tree(const char *dir);
 

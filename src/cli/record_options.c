@@ -38,7 +38,8 @@ void pp__record_help(FILE *out)
             "                        graph + sortable table), speedscope (.speedscope.json),\n"
             "                        pprof (.pb.gz), collapsed (.txt), perf (injected\n"
             "                        perf.data for perf report/Hotspot; its jitted ELFs are\n"
-            "                        kept in FILE.jit/)\n"
+            "                        kept in FILE.jit/, with what perfpy report needs\n"
+            "                        for def lines)\n"
             "  -r, --rate HZ         samples per second per busy thread (default: %d;\n"
             "                        with the default stack size a 60-second recording of\n"
             "                        one busy thread is about 0.8 GB)\n"
@@ -67,7 +68,10 @@ void pp__record_help(FILE *out)
             "      --inline          keep C functions the compiler inlined (shown as\n"
             "                        'name (inlined)'); slower: perf then runs addr2line\n"
             "                        for every library and Python function sampled\n"
-            "                        (default: off)\n"
+            "                        (default: off)\n",
+            DEFAULT_RATE, DEFAULT_GRACE, MAX_STACK, DEFAULT_STACK);
+    pp_help_fold_options(out, 18);
+    fprintf(out,
             "      --keep            keep the recording and intermediate files (the\n"
             "                        directory is printed; default: all removed)\n"
             "  -h, --help            this help\n"
@@ -88,14 +92,13 @@ void pp__record_help(FILE *out)
             "\n"
             "examples:\n"
             "  perfpy record -- python app.py\n"
-            "  perfpy record -f html -o app.html -r 999 -- python -m mypackage\n",
-            DEFAULT_RATE, DEFAULT_GRACE, MAX_STACK, DEFAULT_STACK);
+            "  perfpy record -f html -o app.html -r 999 -- python -m mypackage\n");
 }
 
 /* ---- options ---------------------------------------------------------------- */
 
 enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLINE,
-       OPT_GRACE };
+       OPT_GRACE, OPT_PROCESSES, OPT_SHOW_PERFPY };
 
 /* A number of seconds from 0 to max: 0, or -1. */
 static int parse_seconds(const char *s, double max, double *out)
@@ -160,6 +163,11 @@ static int record_option(int c, void *opts, pp_usage *u)
     case OPT_INLINE:
         o->inline_frames = 1;
         break;
+    case OPT_PROCESSES:
+        return pp_option_processes(optarg, &o->processes, u);
+    case OPT_SHOW_PERFPY:
+        o->show_perfpy = 1;
+        break;
     }
     return PP_PARSED_RUN;
 }
@@ -179,6 +187,8 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
         {"no-native", no_argument, NULL, OPT_NO_NATIVE},
         {"keep", no_argument, NULL, OPT_KEEP},
         {"inline", no_argument, NULL, OPT_INLINE},
+        {"processes", required_argument, NULL, OPT_PROCESSES},
+        {"show-perfpy", no_argument, NULL, OPT_SHOW_PERFPY},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };

@@ -156,6 +156,33 @@ int pp_parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+int pp_option_processes(const char *arg, int *out, pp_usage *u)
+{
+    static const char *const names[] = {"auto", "split", "merge"};   /* PP_PROCESSES_* */
+
+    for (int i = 0; i < 3; i++)
+        if (strcmp(arg, names[i]) == 0) {
+            *out = i;
+            return PP_PARSED_RUN;
+        }
+    return pp_usage_set(u, "--processes must be auto, split or merge, not '%s'", arg);
+}
+
+void pp_help_fold_options(FILE *out, int width)
+{
+    static const char *const lines[][4] = {
+        {"--processes WHEN", "a root per process, 'python3 (pid 4609)', above its",
+         "stacks: auto (default) when two or more processes", "were sampled, split always, "
+         "merge never (one graph)"},
+        {"--show-perfpy", "keep perfpy's own frames: its startup hook, the",
+         "engine making trampolines (default: hidden, their", "time counted as their caller's)"},
+    };
+
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+        fprintf(out, "      %-*s%s\n%*s%s\n%*s%s\n", width, lines[i][0], lines[i][1], width + 6,
+                "", lines[i][2], width + 6, "", lines[i][3]);
+}
+
 int pp_fail_error(const pp_error *e)
 {
     size_t n = strlen(e->message);

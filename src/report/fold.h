@@ -15,7 +15,15 @@ typedef struct pp_fold_opts {
     const char *lines_dir;   /* where perfpy-<pid>.lines sidecars are; NULL: none */
     const pp_perf_data_info *jit;   /* the recording's jitdumps, after perf inject
                                        (frames in jitted-<pid>-<n>.so); NULL: none */
+    int processes;           /* PP_PROCESSES_*: a root per process or not */
+    int show_perfpy;         /* keep perfpy's own frames (engine, startup hook) */
 } pp_fold_opts;
+
+enum {
+    PP_PROCESSES_AUTO = 0,   /* a root per process when there are two or more */
+    PP_PROCESSES_SPLIT = 1,  /* a root per process, even for one */
+    PP_PROCESSES_MERGE = 2,  /* no process roots: all processes in one graph */
+};
 
 typedef struct pp_folder pp_folder;
 
@@ -23,8 +31,11 @@ int pp_fold_open(pp_folder **out, pp_profile *p, const pp_fold_opts *opts);
 /* Folds one sample into the profile. 0 or -ENOMEM. Has the signature of a
  * pp_script_sample_fn (ctx = the folder). */
 int pp_fold_sample(void *folder, const pp_script_sample *s);
-/* Sets the profile's program name (most common comm) and event. */
-void pp_fold_close(pp_folder *f);
+/* Ends the folding: the process roots named or taken away (fold_proc.c),
+ * the profile's program name (most common comm) and processes set; frees
+ * the folder (NULL is fine). 0, or -ENOMEM (the profile is then whole but
+ * may keep its unnamed process roots). */
+int pp_fold_close(pp_folder *f);
 
 /* Loads a sidecar for pid from a file (tests; the folder loads
  * <lines_dir>/perfpy-<pid>.lines by itself). Replaces what it had. */
@@ -34,5 +45,6 @@ int pp_fold_load_lines(pp_folder *f, int pid, const char *path);
 #define PP_MARK_TRUNCATED "[truncated]"
 #define PP_MARK_UNKNOWN "[unknown]"
 #define PP_MARK_NATIVE "[native]"
+#define PP_MARK_PERFPY "[perfpy]"
 
 #endif

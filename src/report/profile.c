@@ -86,6 +86,7 @@ void pp_profile_free(pp_profile *p)
     free(p->frames);
     free(p->stacks);
     free(p->ids);
+    free(p->procs);
     memset(p, 0, sizeof(*p));
 }
 

@@ -52,6 +52,15 @@ typedef struct pp_stack {
     uint64_t period;       /* sum of sample periods (ns for cpu-clock) */
 } pp_stack;
 
+/* One process of the recording (fold_proc.c), for the summary. */
+typedef struct pp_process {
+    int pid;                       /* -1 when perf gave none */
+    char comm[64];
+    uint64_t samples;
+    uint64_t truncated;            /* of its samples, those not unwound to a root */
+    uint64_t python;               /* of its samples, those with a Python frame */
+} pp_process;
+
 typedef struct pp_strings pp_strings;   /* private: the string arena */
 typedef struct pp_htab pp_htab;         /* private: an index hash table */
 
@@ -72,6 +81,8 @@ typedef struct pp_profile {
     uint64_t time_first_ns, time_last_ns;   /* perf clock; 0 when unknown */
     char program[64];              /* the most common comm, "" when unknown */
     char event[64];                /* "cpu-clock", "cycles", ... */
+    pp_process *procs;             /* the processes sampled, most samples first */
+    uint32_t nprocs;
 
     pp_strings *strings;
     pp_htab *frame_index, *stack_index;

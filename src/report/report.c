@@ -68,7 +68,7 @@ static int fold_fd(int fd, void *ctx)
 {
     fold_ctx *c = ctx;
     pp_script_parser *parser = NULL;
-    int rc;
+    int rc, err;
 
     if (pp_fold_open(&c->folder, c->p, c->fo) < 0 ||
         pp_script_open(&parser, fold_progress, c) < 0) {
@@ -81,8 +81,8 @@ static int fold_fd(int fd, void *ctx)
         tell(c->progress, PP_PROGRESS_DONE, c->n, now_s() - c->start);
     c->p->bad_lines += pp_script_stats_of(parser)->bad_lines;
     pp_script_close(parser);
-    pp_fold_close(c->folder);
-    return rc;
+    err = pp_fold_close(c->folder);
+    return rc < 0 ? rc : err;
 }
 
 /* ---- names ------------------------------------------------------------- */
@@ -108,6 +108,7 @@ static void lines_dir_for(const pp_report_opts *o, char *buf, size_t cap)
 {
     const char *env = getenv("PERFPY_LINES_DIR");
     char copy[PATH_MAX];
+    struct stat st;
 
     if (o->lines_dir)
         snprintf(buf, cap, "%s", o->lines_dir);
@@ -115,6 +116,9 @@ static void lines_dir_for(const pp_report_opts *o, char *buf, size_t cap)
         snprintf(buf, cap, "%s", env);
     else if (strcmp(o->input, "-") == 0)
         snprintf(buf, cap, ".");
+    else if (snprintf(copy, sizeof(copy), "%s.jit", o->input) < (int)sizeof(copy) &&
+             stat(copy, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(buf, cap, "%s", copy);    /* record -f perf keeps them there */
     else {
         snprintf(copy, sizeof(copy), "%s", o->input);
         snprintf(buf, cap, "%s", dirname(copy));
@@ -242,7 +246,9 @@ static void fix_forks(run *x)
 
 static int script(run *x)
 {
-    pp_fold_opts fo = {x->o->no_native, x->lines_dir, x->r->injected ? &x->r->info : NULL};
+    pp_fold_opts fo = {.no_native = x->o->no_native, .lines_dir = x->lines_dir,
+                       .jit = x->r->injected ? &x->r->info : NULL,
+                       .processes = x->o->processes, .show_perfpy = x->o->show_perfpy};
     fold_ctx c = {.fo = &fo, .p = &x->r->profile, .progress = &x->o->progress};
     int rc;
 
@@ -295,7 +301,8 @@ static void finish(run *x, int rc)
 /* --from-script: perf script text in, no perf run. */
 static int report_text(run *x)
 {
-    pp_fold_opts fo = {x->o->no_native, x->lines_dir, NULL};
+    pp_fold_opts fo = {.no_native = x->o->no_native, .lines_dir = x->lines_dir,
+                       .processes = x->o->processes, .show_perfpy = x->o->show_perfpy};
     fold_ctx c = {.fo = &fo, .p = &x->r->profile, .progress = &x->o->progress};
     const char *in = x->o->input;
     int fd, rc;

@@ -71,6 +71,9 @@ typedef struct pp_report_opts {
                                     program also wrote a jitdump (CPython's own
                                     -X perf_jit) keeps its perf-map names, which
                                     inject would drop */
+    int processes;               /* PP_PROCESSES_AUTO (0): a root per process when
+                                    there are two or more; _SPLIT, _MERGE (fold.h) */
+    int show_perfpy;             /* keep perfpy's own frames (engine, startup hook) */
 } pp_report_opts;
 
 #define PP_REPORT_OPTS_INIT {.input = NULL}

@@ -58,6 +58,48 @@ static void print_totals(FILE *out, const pp_profile *p)
                 (unsigned long long)p->bad_lines);
 }
 
+/* How many processes, and of which kind, print_processes lists by name. */
+#define PROCS_LISTED 8
+
+static double share(uint64_t part, uint64_t all)
+{
+    return all ? 100.0 * (double)part / (double)all : 0.0;
+}
+
+/* With more than one process: each (most samples first) with its truncated
+ * share, then the truncated share of the Python processes apart from the
+ * others (a stripped gzip child's stacks are not the program's). */
+static void print_processes(FILE *out, const pp_profile *p)
+{
+    uint64_t py = 0, py_trunc = 0, other = 0, other_trunc = 0;
+
+    if (p->nprocs < 2)
+        return;
+    fprintf(out, "perfpy: %u processes:\n", p->nprocs);
+    for (uint32_t i = 0; i < p->nprocs; i++) {
+        const pp_process *x = &p->procs[i];
+        if (x->python) {
+            py += x->samples;
+            py_trunc += x->truncated;
+        } else {
+            other += x->samples;
+            other_trunc += x->truncated;
+        }
+        if (i < PROCS_LISTED)
+            fprintf(out, "  %7llu samples  %5.1f%% truncated  %s (pid %d)%s\n",
+                    (unsigned long long)x->samples, share(x->truncated, x->samples), x->comm,
+                    x->pid, x->python ? "" : ", no Python frame");
+    }
+    if (p->nprocs > PROCS_LISTED)
+        fprintf(out, "  ... and %u more\n", p->nprocs - PROCS_LISTED);
+    fprintf(out, "perfpy: truncated: %.1f%% of the Python processes' %llu samples",
+            share(py_trunc, py), (unsigned long long)py);
+    if (other)
+        fprintf(out, ", %.1f%% of the other processes' %llu", share(other_trunc, other),
+                (unsigned long long)other);
+    fputc('\n', out);
+}
+
 void pp_summary_print(FILE *out, const pp_report_result *r, int top)
 {
     const pp_profile *p = &r->profile;
@@ -66,6 +108,7 @@ void pp_summary_print(FILE *out, const pp_report_result *r, int top)
     uint32_t n = 0;
 
     print_totals(out, p);
+    print_processes(out, p);
     if (st && idx) {
         for (uint32_t i = 0; i < p->nframes; i++)
             if (p->frames[i].kind == PP_FRAME_PYTHON && st[i].total)

@@ -61,7 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static FILE *sink;
     const char *text = (const char *)data;
     pp_profile p;
-    pp_fold_opts o = {size & 1, NULL, NULL};
+    /* the size picks the options: native or not, process roots, perfpy shown */
+    pp_fold_opts o = {size & 1, NULL, NULL, (int)(size / 2 % 3), (int)(size / 6 % 2)};
     ctx whole = {0}, fed = {0};
     pp_script_parser *parser;
     size_t cut = size ? (size_t)data[0] * size / 256 : 0;

@@ -44,7 +44,7 @@ TEST(fold_whole_stack_reads_as_python)
 TEST(fold_lines_sidecar_gives_def_lines)
 {
     char dir[512], path[600];
-    pp_fold_opts o = {0, NULL, NULL};
+    pp_fold_opts o = {0, NULL, NULL, 0, 0};
     FILE *f;
     char *out;
 
@@ -142,7 +142,7 @@ TEST(fold_native_below_and_between_python)
 
 TEST(fold_no_native_keeps_python_only)
 {
-    pp_fold_opts o = {1, NULL, NULL};
+    pp_fold_opts o = {1, NULL, NULL, 0, 0};
     char *out = fold_to_collapsed(whole, &o);
     ASSERT_EQ_STR(out, "<module> (/app/x.py);baz (/app/x.py);bar (/app/x.py);foo (/app/x.py) 1\n");
     free(out);
@@ -203,7 +203,7 @@ TEST(fold_real_captures_name_foo_with_its_line)
         char path[256], lines[256], dir[512];
         size_t len;
         char *text, *out, *lt, *pidp;
-        pp_fold_opts o = {0, NULL, NULL};
+        pp_fold_opts o = {0, NULL, NULL, 0, 0};
         FILE *f;
         int pid;
 
@@ -316,7 +316,7 @@ static char *fold_injected(const char *text)
     uint8_t buf[512];
     size_t len = tiny_jitdump(buf);
     pp_perf_data_info *info = calloc(1, sizeof(*info));
-    pp_fold_opts o = {0, NULL, info};
+    pp_fold_opts o = {0, NULL, info, 0, 0};
     FILE *f;
     char *out;
 
@@ -355,5 +355,152 @@ TEST(fold_first_injected_frame_takes_its_line_from_the_dump)
                               "\t 89 py::bar:/app/x.py (/tmp/x/jitted-4242-3.so)\n"
                               "\t 1080 _start (/usr/bin/python3.12)\n\n");
     ASSERT_EQ_STR(out, "bar (/app/x.py:7) 1\n");
+    free(out);
+}
+
+/* ---- issue 13: unnamed frames, processes, perfpy's own frames, paths ---- */
+
+TEST(fold_unnamed_frames_show_their_library)
+{
+    /* a stripped interpreter and libz: perf names neither function; an
+     * address in no mapping at all stays "[unknown]" */
+    char *out = fold_to_collapsed(HDR
+                                  "\t  5 [unknown] ([unknown])\n"
+                                  "\t  7f0000000010 [unknown] (/usr/lib/x86_64-linux-gnu/libz.so.1.2.13)\n"
+                                  "\t  7f0000000020 deflate (/usr/lib/x86_64-linux-gnu/libz.so.1.2.13)\n"
+                                  "\t  145962 [unknown] (/usr/bin/python3.11)\n"
+                                  "\t  7f0000001009 py::foo:/app/x.py " MAP "\n"
+                                  "\t  145963 [unknown] (/usr/bin/python3.11)\n"
+                                  "\t  7f0000002000 [unknown] (/tmp/x/jitted-100-4.so)\n"
+                                  "\t  7f0000001039 py::<module>:/app/x.py " MAP "\n"
+                                  "\t  1080 _start (/usr/bin/python3.11)\n\n", NULL);
+    /* between the two Python frames the interpreter's unnamed frames go,
+     * named or not; below the innermost they stay, with their library */
+    ASSERT_EQ_STR(out, "<module> (/app/x.py);foo (/app/x.py);[python3.11];deflate;"
+                       "[libz.so.1.2.13];[unknown] 1\n");
+    free(out);
+}
+
+TEST(fold_stripped_program_start_is_whole)
+{
+    /* gzip is stripped: its _start reads [gzip], rootward of libc's start */
+    char *out = fold_to_collapsed("gzip 7/7 1.0: 1 cpu-clock:\n"
+                                  "\t  4000 [unknown] (/usr/bin/gzip)\n"
+                                  "\t  27249 __libc_start_call_main (/usr/lib/libc.so.6)\n"
+                                  "\t  27300 __libc_start_main@@GLIBC_2.34 (/usr/lib/libc.so.6)\n"
+                                  "\t  1080 [unknown] (/usr/bin/gzip)\n\n"
+                                  /* a named frame rootward of libc's start: truncated */
+                                  "gzip 7/7 1.0: 1 cpu-clock:\n"
+                                  "\t  4000 [unknown] (/usr/bin/gzip)\n"
+                                  "\t  27300 __libc_start_main@@GLIBC_2.34 (/usr/lib/libc.so.6)\n"
+                                  "\t  1090 not_a_root (/usr/bin/gzip)\n\n", NULL);
+    ASSERT_EQ_STR(out, "[truncated];not_a_root;__libc_start_main@@GLIBC_2.34;[gzip] 1\n"
+                       "__libc_start_main@@GLIBC_2.34;__libc_start_call_main;[gzip] 1\n");
+    free(out);
+}
+
+#define PROC(comm, pid, tid) comm " " #pid "/" #tid " 1.0: 1 cpu-clock:\n"
+#define PYSTACK(fn) "\t  7f0000001009 py::" fn ":/app/x.py " MAP "\n\t  1080 _start (/usr/bin/python3)\n\n"
+
+static const char three_procs[] =
+    PROC("perfpy", 100, 100) "\t  500 pp_cmd_exec (/work/build/perfpy)\n"
+                             "\t  400 main (/work/build/perfpy)\n"
+                             "\t  1080 _start (/work/build/perfpy)\n\n"
+    PROC("python3", 100, 100) PYSTACK("parent")
+    PROC("python3", 4194404, 4194404) PYSTACK("before_exec")  /* pid 100's earlier image */
+    PROC("python3", 101, 101) PYSTACK("worker")
+    PROC("worker-thread", 101, 102) PYSTACK("worker")
+    PROC("gzip", 102, 102) "\t  4000 [unknown] (/usr/bin/gzip)\n\n";
+
+TEST(fold_each_process_under_its_own_root)
+{
+    pp_fold_opts o = {0};
+    pp_profile p;
+    char *out = fold_to_collapsed(three_procs, NULL);
+
+    ASSERT_EQ_STR(out, "gzip (pid 102);[truncated];[gzip] 1\n"
+                       "python3 (pid 100);[perfpy] 1\n"
+                       "python3 (pid 100);before_exec (/app/x.py) 1\n"
+                       "python3 (pid 100);parent (/app/x.py) 1\n"
+                       "python3 (pid 101);worker (/app/x.py) 2\n");
+    free(out);
+    o.processes = PP_PROCESSES_MERGE;
+    out = fold_to_collapsed(three_procs, &o);
+    ASSERT_EQ_STR(out, "[perfpy] 1\n[truncated];[gzip] 1\nbefore_exec (/app/x.py) 1\n"
+                       "parent (/app/x.py) 1\nworker (/app/x.py) 2\n");
+    free(out);
+    /* the counts per process, for the summary, either way */
+    fold_text(&p, three_procs, &o, NULL);
+    ASSERT_EQ_INT(p.nprocs, 3);
+    ASSERT_EQ_INT(p.procs[0].pid, 100);
+    ASSERT_EQ_INT(p.procs[0].samples, 3);
+    ASSERT_EQ_INT(p.procs[0].python, 2);
+    ASSERT_EQ_INT(p.procs[2].pid, 102);
+    ASSERT_EQ_INT(p.procs[2].truncated, 1);
+    ASSERT_EQ_INT(p.procs[2].python, 0);
+    ASSERT_EQ_INT(p.samples, 6);
+    ASSERT_EQ_INT(p.truncated, 1);
+    pp_profile_free(&p);
+}
+
+TEST(fold_one_process_has_no_root_unless_split)
+{
+    pp_fold_opts o = {0};
+    char *out = fold_to_collapsed(whole, NULL);
+
+    ASSERT_EQ_STR(out, "<module> (/app/x.py);baz (/app/x.py);bar (/app/x.py);foo (/app/x.py);"
+                       "PyLong_FromLong;_PyObject_Malloc;pymalloc_alloc 1\n");
+    free(out);
+    o.processes = PP_PROCESSES_SPLIT;
+    out = fold_to_collapsed(whole, &o);
+    ASSERT_EQ_STR(out, "python3 (pid 100);<module> (/app/x.py);baz (/app/x.py);bar (/app/x.py);"
+                       "foo (/app/x.py);PyLong_FromLong;_PyObject_Malloc;pymalloc_alloc 1\n");
+    free(out);
+}
+
+/* perfpy's startup hook and its engine under a user's function */
+static const char own_frames[] =
+    HDR
+    "\t  ffffffff81000c82 ksys_write ([kernel.kallsyms])\n"
+    "\t  3100 jit_write (/lib/perfpy.cpython-312-x86_64-linux-gnu.so)\n"
+    "\t  3000 pp_engine_register (/lib/perfpy.cpython-312-x86_64-linux-gnu.so)\n"
+    "\t  3200 perfpy_eval (/lib/perfpy.cpython-312-x86_64-linux-gnu.so)\n"
+    "\t  7f0000001009 py::user:/app/x.py " MAP "\n"
+    "\t  7f0000001019 py::_chain:/opt/perfpy/lib/sitecustomize.py " MAP "\n"
+    "\t  7f0000001029 py::execsitecustomize:/usr/lib/python3.12/site.py " MAP "\n"
+    "\t  1080 _start (/usr/bin/python3.12)\n\n"
+    HDR
+    "\t  7f0000001049 py::_find_and_load:<frozen importlib._bootstrap> " MAP "\n"
+    "\t  7f0000001039 py::_perfpy_start:/opt/perfpy/lib/./sitecustomize.py " MAP "\n"
+    "\t  7f0000001029 py::execsitecustomize:/usr/lib/python3.12/site.py " MAP "\n"
+    "\t  1080 _start (/usr/bin/python3.12)\n\n";
+
+TEST(fold_perfpys_own_frames_hidden_unless_asked)
+{
+    pp_fold_opts o = {0};
+    char *out = fold_to_collapsed(own_frames, NULL);
+
+    ASSERT_EQ_STR(out, "execsitecustomize (/usr/lib/python3.12/site.py) 1\n"
+                       "execsitecustomize (/usr/lib/python3.12/site.py);user (/app/x.py) 1\n");
+    free(out);
+    o.show_perfpy = 1;
+    out = fold_to_collapsed(own_frames, &o);
+    ASSERT_EQ_STR(out, "execsitecustomize (/usr/lib/python3.12/site.py);_chain "
+                       "(/opt/perfpy/lib/sitecustomize.py);user (/app/x.py);perfpy_eval;pp_engine_register;"
+                       "jit_write;ksys_write 1\n"
+                       "execsitecustomize (/usr/lib/python3.12/site.py);_perfpy_start "
+                       "(/opt/perfpy/lib/sitecustomize.py);_find_and_load "
+                       "(<frozen importlib._bootstrap>) 1\n");
+    free(out);
+}
+
+TEST(fold_python_paths_normalised)
+{
+    char *out = fold_to_collapsed(HDR
+                                  "\t  7f0000001009 py::f:/wl/./lib//m.py " MAP "\n"
+                                  "\t  7f0000001019 py::g:./rel/../x.py " MAP "\n"
+                                  "\t  7f0000001029 py::<module>:<string> " MAP "\n"
+                                  "\t  1080 _start (/usr/bin/python3.12)\n\n", NULL);
+    ASSERT_EQ_STR(out, "<module> (<string>);g (rel/../x.py);f (/wl/lib/m.py) 1\n");
     free(out);
 }
