@@ -135,7 +135,7 @@ int pp__svg(const pp_profile *p, FILE *out, const pp_write_opts *o, int standalo
     uint64_t total;
     unsigned height;
     int rc = pp_tree_build(p, &t);
-    char fill[32];
+    char fill[32], height_attr[32];
 
     if (rc < 0)
         return rc;
@@ -148,12 +148,18 @@ int pp__svg(const pp_profile *p, FILE *out, const pp_write_opts *o, int standalo
     total = t.nodes[0].total ? t.nodes[0].total : 1;
     min_n = 0.1 * (double)total / usable;
     height = PAD_TOP + (t.max_depth + 1) * FRAME_H + PAD_BOTTOM;
+    /* A standalone SVG states its height too: with a width alone a browser
+     * fits the viewBox into the window, and a deep graph's text shrinks to
+     * a few pixels; with both it keeps 12 px text and scrolls. Inside the
+     * HTML report (width 100%) the height follows the viewBox's ratio. */
+    snprintf(height_attr, sizeof(height_attr), " height=\"%u\"", height);
     if (standalone)
         fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
     fprintf(out,
             "<svg version=\"1.1\" id=\"ppfg\" xmlns=\"http://www.w3.org/2000/svg\" "
-            "width=\"%s\" viewBox=\"0 0 %d %u\" data-w=\"%.2f\" data-x0=\"%d\">\n",
-            standalone ? "1200" : "100%", SVG_WIDTH, height, usable, PAD_X);
+            "width=\"%s\"%s viewBox=\"0 0 %d %u\" data-w=\"%.2f\" data-x0=\"%d\">\n",
+            standalone ? "1200" : "100%", standalone ? height_attr : "", SVG_WIDTH, height,
+            usable, PAD_X);
     fputs("<style>\n"
           "#ppfg text{font-family:Verdana,sans-serif;font-size:12px;fill:#000}\n"
           "#ppfg g.f text{pointer-events:none}\n"

@@ -43,6 +43,10 @@ def chroot_setup(top):
     """Shell that builds a root without /tmp at top and chroots into it."""
     binds = [(b, b) for b in ("/usr", "/etc", "/dev", "/proc", "/root") if os.path.isdir(b)]
     binds.append((ROOT, CHROOT_CLONE))
+    if not (ROOT + "/").startswith("/tmp/"):
+        # at its own path too: what names it there (make asan's interpreter
+        # wrapper, its LeakSanitizer suppressions) is found as outside
+        binds.append((ROOT, ROOT))
     lines = ['R="%s"' % top, 'mkdir -p "$R"', 'mount -t tmpfs none "$R"']
     for b, at in binds:
         lines.append('mkdir -p "$R%s" && mount --rbind "%s" "$R%s"' % (at, b, at))

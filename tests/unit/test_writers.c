@@ -157,6 +157,16 @@ TEST(writer_svg_escapes_every_name)
         boxes++;
     ASSERT_EQ_INT(boxes, 7);        /* all + 6 nodes */
     ASSERT_TRUE(strstr(out, "href") == NULL);
+    {   /* a height as well as a width, equal to the viewBox's: a browser
+           keeps 12 px text and scrolls instead of fitting a deep graph */
+        unsigned h = 0, vw = 0, vh = 0;
+        const char *svg = strstr(out, "<svg ");
+        ASSERT_TRUE(svg && sscanf(strstr(svg, " height=\"") ? strstr(svg, " height=\"") : "",
+                                  " height=\"%u\" viewBox=\"0 0 %u %u\"", &h, &vw, &vh) == 3);
+        ASSERT_TRUE(strstr(svg, " height=\"") < strchr(svg, '>'));
+        ASSERT_EQ_INT(vw, 1200);
+        ASSERT_EQ_INT(h, vh);
+    }
     free(out);
     pp_profile_free(&p);
 }
@@ -170,8 +180,12 @@ TEST(writer_html_is_self_contained)
     p.lost = 4;
     out = render(&p, pp_write_html, NULL);
     ASSERT_TRUE(strncmp(out, "<!DOCTYPE html>", 15) == 0);
-    ASSERT_CONTAINS(out, "<svg version=\"1.1\" id=\"ppfg\"");
+    ASSERT_CONTAINS(out, "<svg version=\"1.1\" id=\"ppfg\" xmlns=\"http://www.w3.org/2000/svg\" "
+                         "width=\"100%\" viewBox=");   /* the page's width, the ratio's height */
     ASSERT_CONTAINS(out, "4 lost events");
+    /* a zero count reads as a dash, not "0 ()" */
+    ASSERT_CONTAINS(out, "function num(v){return v?v+' ('+pct(v)+')':'\\u2013';}");
+    ASSERT_TRUE(strstr(out, "+' ('+pct(r[") == NULL);
     ASSERT_CONTAINS(out, "[\"foo (/a&b\\u003cc>.py:3)\",\"py\",\"/a&b\\u003cc>.py\",2,5,5]");
     ASSERT_TRUE(strstr(out, "src=") == NULL);
     ASSERT_TRUE(strstr(out, "href") == NULL);
