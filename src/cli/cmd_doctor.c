@@ -250,6 +250,42 @@ static void check_dir(doctor *d, const char *what, const char *dir, int exec)
 
 /* ---- the interpreter --------------------------------------------------------- */
 
+/* A stripped interpreter keeps only its exported functions' names: perf
+ * shows its internals as unnamed frames of its file ("[python3.11]"), which
+ * perfpy drops between Python frames but cannot name below them, unless
+ * its detached debug symbols are installed where perf looks (by build id).
+ * Debian's python3.X-dbg of the interpreter's own version carries them
+ * (seen in the sid world: perf names every interpreter frame there). */
+static void check_symbols(doctor *d, const char *exe, const pp_interp *in)
+{
+    char real[PATH_MAX], id[64], debug[128];
+    const char *base;
+    int rc;
+
+    if (!realpath(exe, real))
+        snprintf(real, sizeof(real), "%s", exe);
+    base = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
+    rc = pp_elf_symbols(real, id, sizeof(id));
+    if (rc < 0)
+        return;
+    if (id[0])
+        snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+    else
+        snprintf(debug, sizeof(debug), "build id to find debug symbols by");
+    if (rc == 1)
+        say(d, "ok", "symbols", "%s keeps its symbol table: perf names its C functions", real);
+    else if (id[0] && access(debug, R_OK) == 0)
+        say(d, "ok", "symbols", "%s is stripped, and its debug symbols are installed (%s)",
+            real, debug);
+    else
+        say(d, "warn", "symbols", "%s is stripped (no .symtab, no %s): perf names only its "
+            "exported functions, and time in its internals reads as unnamed frames of the "
+            "interpreter ('[%s]'). For names: install its debug symbols (Debian: "
+            "python%d.%d-dbg of the same version as the interpreter), or profile with an "
+            "interpreter that keeps its symbols (pyenv's builds do)", real, debug, base,
+            in->major, in->minor);
+}
+
 static void check_python(doctor *d, const char *python)
 {
     pp_interp in;
@@ -276,6 +312,7 @@ static void check_python(doctor *d, const char *python)
         snprintf(where, sizeof(where), " (%s)", in.executable);
     say(d, in.minor > 15 ? "warn" : "ok", "python", "%s%s is CPython %s%s", python, where,
         in.version, in.minor > 15 ? " (newer than 3.15: untested)" : "");
+    check_symbols(d, in.executable[0] ? in.executable : python, &in);
     say(d, "info", "frame pointers", strcmp(pp_interp_auto_mode(&in), "perf") == 0 ?
         "kept: `perfpy record` uses perf-map mode with frame-pointer stacks" :
         "omitted: `perfpy record` uses jit mode (jitdump + DWARF unwinding) for whole stacks");

@@ -5,6 +5,7 @@
 #include "interp.h"
 #include "report/spawn.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,6 +94,65 @@ static int elf_is_python(const char *path)
         found = memmem(buf, n, want, sizeof(want) - 1) != NULL;
         keep = n < sizeof(want) ? n : sizeof(want) - 1;
         memmove(buf, buf + n - keep, keep);
+    }
+    fclose(f);
+    return found;
+}
+
+/* The GNU build id from one SHT_NOTE section's bytes, as hex, into hex
+ * (2 * 20 + 1 bytes at least); 1 found, 0 not. */
+static int build_id_note(const unsigned char *b, size_t n, char *hex, size_t cap)
+{
+    size_t at = 0;
+
+    while (at + sizeof(Elf64_Nhdr) <= n) {
+        Elf64_Nhdr nh;
+        size_t name, desc;
+
+        memcpy(&nh, b + at, sizeof(nh));
+        at += sizeof(nh);
+        name = ((size_t)nh.n_namesz + 3) & ~(size_t)3;
+        desc = ((size_t)nh.n_descsz + 3) & ~(size_t)3;
+        if (name > n - at || desc > n - at - name)
+            return 0;
+        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+            memcmp(b + at, "GNU", 4) == 0 && nh.n_descsz * 2 + 1 <= cap && nh.n_descsz) {
+            for (size_t i = 0; i < nh.n_descsz; i++)
+                snprintf(hex + 2 * i, 3, "%02x", b[at + name + i]);
+            return 1;
+        }
+        at += name + desc;
+    }
+    return 0;
+}
+
+int pp_elf_symbols(const char *path, char *build_id, size_t cap)
+{
+    Elf64_Ehdr eh;
+    Elf64_Shdr sh;
+    unsigned char note[1024];
+    FILE *f = fopen(path, "rb");
+    int found = 0;
+
+    if (build_id && cap)
+        build_id[0] = '\0';
+    if (!f)
+        return -errno;
+    if (fread(&eh, sizeof(eh), 1, f) != 1 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(sh)) {
+        fclose(f);
+        return -ENOEXEC;
+    }
+    for (unsigned i = 0; i < eh.e_shnum; i++) {
+        if (fseek(f, (long)(eh.e_shoff + (uint64_t)i * sizeof(sh)), SEEK_SET) != 0 ||
+            fread(&sh, sizeof(sh), 1, f) != 1)
+            break;
+        if (sh.sh_type == SHT_SYMTAB && sh.sh_size > 0)
+            found = 1;
+        if (sh.sh_type == SHT_NOTE && build_id && cap && !build_id[0] &&
+            sh.sh_size <= sizeof(note) && fseek(f, (long)sh.sh_offset, SEEK_SET) == 0 &&
+            fread(note, 1, sh.sh_size, f) == sh.sh_size)
+            build_id_note(note, sh.sh_size, build_id, cap);
     }
     fclose(f);
     return found;

@@ -50,6 +50,15 @@ int pp_interp_of_program(const char *argv0, pp_interp *info);
  * frame pointers, else "jit". */
 const char *pp_interp_auto_mode(const pp_interp *info);
 
+/* Whether an ELF file keeps its full symbol table (.symtab): 1, or 0 when
+ * it is stripped to its dynamic symbols (perf then names only exported
+ * functions: the interpreter's internals read as unnamed); -errno when it
+ * cannot be read, -ENOEXEC when it is no 64-bit ELF. build_id (cap bytes,
+ * may be NULL) gets its GNU build id in hex, "" without one: where its
+ * detached debug symbols would be (/usr/lib/debug/.build-id/xx/rest.debug).
+ * Reads section headers and notes only. */
+int pp_elf_symbols(const char *path, char *build_id, size_t cap);
+
 /* <libdir>/perfpy<EXT_SUFFIX>, the module built for it, into buf. 0 when
  * it is readable, else a negative errno (buf still names it). */
 int pp_interp_module(const pp_interp *info, const char *libdir, char *buf, size_t cap);

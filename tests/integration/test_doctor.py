@@ -4,6 +4,7 @@ or in a locked-down container), as a user without kernel access, and with a
 missing or noexec dump directory. Nothing machine-wide is changed: the
 noexec directory is a tmpfs in a private mount namespace."""
 import os
+import re
 import shutil
 import subprocess
 import unittest
@@ -45,6 +46,34 @@ class DoctorTest(TempDirTest):
         self.assertIn("recording will work", p.stdout)
         self.assertRegex(p.stdout, r"ok\s+perf record")
         self.assertRegex(p.stdout, r"ok\s+perfpy module")
+
+    def test_stripped_interpreter_is_a_warning_with_the_way_to_names(self):
+        """An interpreter stripped of its symbol table (a `strip` copy of
+        one that keeps it) is a warning naming the debug-symbol path perf
+        would read and the package; twin: the original is "ok symbols"."""
+        real = interpreters()[-1].real
+        if shutil.which("strip") is None:
+            self.skipTest("no strip (binutils) here")
+        with open(real, "rb") as f:
+            if b"Py_BytesMain" not in f.read(1 << 20) and os.path.getsize(real) < 1 << 20:
+                self.skipTest("%s is a launcher, not the interpreter" % real)
+        p = run([PERFPY, "doctor", "--", real])
+        line = [l for l in p.stdout.splitlines() if " symbols " in l]
+        self.assertEqual(len(line), 1, p.stdout)
+        if line[0].startswith("warn"):
+            self.skipTest("%s itself is stripped here: %s" % (real, line[0]))
+        self.assertRegex(line[0], r"^ok\s+symbols\s+.* (keeps its symbol table|debug symbols "
+                         r"are installed)")
+        copy = os.path.join(self.tmp, os.path.basename(real))
+        # without its build id too: where its debug symbols would be found
+        # (installed in the sid world) is then unknown
+        run(["strip", "--remove-section=.note.gnu.build-id", "-o", copy, real], check=True)
+        os.chmod(copy, 0o755)
+        p = run([PERFPY, "doctor", "--", copy])
+        self.assertIn("1 warning", p.stdout)
+        self.assertRegex(p.stdout, r"warn\s+symbols\s+%s is stripped \(no \.symtab, no "
+                         r"build id to find debug symbols by\).*python3\.\d+-dbg"
+                         % re.escape(copy))
 
     def test_perf_missing_names_the_fix(self):
         p = run([PERFPY, "doctor", "--", self.python()],
