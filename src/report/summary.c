@@ -100,6 +100,73 @@ static void print_processes(FILE *out, const pp_profile *p)
     fputc('\n', out);
 }
 
+/* Files whose code perf could not name (their frames read "[libz.so.1]"),
+ * with the share of samples whose stack holds such a frame, the files with
+ * the most first; the folder already dropped the interpreter's unnamed
+ * frames between Python frames, so what is counted here is what a reader
+ * sees. A file is usually stripped of its symbol table. */
+#define UNNAMED_FILES 16
+#define UNNAMED_SHARE_SAID 5.0   /* percent of samples */
+
+typedef struct unnamed_file {
+    const char *file;
+    uint64_t samples;
+} unnamed_file;
+
+static int unnamed_frame(const pp_frame *fr)
+{
+    size_t n = strlen(fr->name);
+
+    /* a file perf itself could not tell ("[unknown]") names no file */
+    return fr->kind == PP_FRAME_NATIVE && fr->file[0] && fr->file[0] != '[' && n > 2 &&
+           fr->name[0] == '[' && fr->name[n - 1] == ']';
+}
+
+/* Adds s's samples once to each file of an unnamed frame in it. */
+static void count_unnamed(const pp_profile *p, const pp_stack *s, unnamed_file *u, size_t *nu)
+{
+    const uint32_t *ids = pp_stack_ids(p, s);
+    char counted[UNNAMED_FILES] = {0};
+
+    for (uint32_t k = 0; k < s->depth; k++) {
+        const pp_frame *fr = &p->frames[ids[k]];
+        size_t j;
+
+        if (!unnamed_frame(fr))
+            continue;
+        for (j = 0; j < *nu && strcmp(u[j].file, fr->file) != 0; j++)
+            ;
+        if (j == *nu) {
+            if (*nu == UNNAMED_FILES)
+                continue;   /* past the table: not said */
+            u[(*nu)++] = (unnamed_file){fr->file, 0};
+        }
+        if (!counted[j]) {
+            counted[j] = 1;
+            u[j].samples += s->count;
+        }
+    }
+}
+
+static void print_unnamed(FILE *out, const pp_profile *p)
+{
+    unnamed_file u[UNNAMED_FILES];
+    size_t nu = 0;
+
+    for (uint32_t i = 0; i < p->nstacks; i++)
+        count_unnamed(p, &p->stacks[i], u, &nu);
+    for (size_t i = 0; i < nu; i++) {
+        double pc = share(u[i].samples, p->samples);
+        if (pc < UNNAMED_SHARE_SAID)
+            continue;
+        fprintf(out, "perfpy: %.1f%% of samples pass through code perf could not name in %s "
+                "(shown as its file, '[%s]'): it is stripped of its symbols; install its "
+                "debug symbols to see its functions (for the interpreter, `perfpy doctor "
+                "-- PYTHON` says how)\n", pc, u[i].file,
+                strrchr(u[i].file, '/') ? strrchr(u[i].file, '/') + 1 : u[i].file);
+    }
+}
+
 void pp_summary_print(FILE *out, const pp_report_result *r, int top)
 {
     const pp_profile *p = &r->profile;
@@ -109,6 +176,7 @@ void pp_summary_print(FILE *out, const pp_report_result *r, int top)
 
     print_totals(out, p);
     print_processes(out, p);
+    print_unnamed(out, p);
     if (st && idx) {
         for (uint32_t i = 0; i < p->nframes; i++)
             if (p->frames[i].kind == PP_FRAME_PYTHON && st[i].total)

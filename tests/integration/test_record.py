@@ -417,6 +417,41 @@ class Stopping(RecordTest):
             target.wait()
 
 
+class UnnamedCode(RecordTest):
+
+    @needs_perf
+    def test_summary_names_the_files_perf_could_not_name(self):
+        """zlib under Python: the summary gives the share of samples passing
+        through code perf could not name, per file (Debian's stripped
+        python3.11: the interpreter among them); twin: an interpreter that
+        keeps its symbols is never listed."""
+        prog = os.path.join(support.ROOT, "tests", "integration", "programs", "zlib_work.py")
+        checked = 0
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                out = self.out("z-%s.txt" % py.label)
+                p = self.record(["-f", "collapsed", "-o", out], [py.path, prog])
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                said = re.findall(r"^perfpy: ([\d.]+)% of samples pass through code perf could "
+                                  r"not name in (\S+) ", p.stderr, re.M)
+                files = {os.path.realpath(f): float(pc) for pc, f in said}
+                real = os.path.realpath(py.real)
+                line = [l for l in run([PERFPY, "doctor", "--", py.real]).stdout.splitlines()
+                        if " symbols " in l]
+                stripped = bool(line) and line[0].startswith("warn")
+                note("%s: %s" % (py.label, ", ".join("%s %.1f%%" % (os.path.basename(f), pc)
+                                                     for f, pc in sorted(files.items()))))
+                if stripped:
+                    self.assertIn(real, files, p.stderr[-2000:])
+                    self.assertGreaterEqual(files[real], 5.0)
+                    checked += 1
+                else:
+                    self.assertNotIn(real, files, p.stderr[-2000:])
+        if not checked:
+            note("no stripped interpreter without debug symbols here: only the negative "
+                 "half ran")
+
+
 class DeepStacks(RecordTest):
     """A recursion DEPTH deep: whole to <module> where the mode can keep it
     whole (frame pointers: up to the kernel's cap, which perfpy raises as
