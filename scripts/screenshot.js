@@ -4,6 +4,10 @@
 // playwright-core drives the system's /usr/bin/chromium (no browser
 // download); it lives in tests/js/node_modules (scripts/deps.sh installs it).
 //   node scripts/screenshot.js IN.svg|IN.html OUT.png WIDTH HEIGHT
+// With PERFPY_MEASURE=1 the window is WIDTH x HEIGHT as a user's would be
+// (no full-height page) and it prints {"text_px": N, "labels": M}: the
+// median rendered height of the flame graph's frame labels (the test of
+// readable text, tests/integration/test_report.py).
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -17,7 +21,8 @@ const { chromium } = require(path.join(__dirname, '..', 'tests', 'js', 'node_mod
   // a standalone SVG is scaled to fit the window: give it its whole height,
   // then keep the top HEIGHT pixels
   const box = /viewBox="0 0 [\d.]+ ([\d.]+)"/.exec(fs.readFileSync(input, 'utf8').slice(0, 4096));
-  const full = Math.max(height, box ? Math.ceil(parseFloat(box[1])) : 0);
+  const measure = process.env.PERFPY_MEASURE === '1';
+  const full = measure ? height : Math.max(height, box ? Math.ceil(parseFloat(box[1])) : 0);
   const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'perfpy-chromium-'));
   let browser;
   try {
@@ -35,6 +40,15 @@ const { chromium } = require(path.join(__dirname, '..', 'tests', 'js', 'node_mod
     await page.waitForLoadState('load');
     if (errors.length) throw new Error('page error: ' + errors.join('; '));
     await page.screenshot({ path: out, clip: { x: 0, y: 0, width, height } });
+    if (measure) {
+      const m = await page.evaluate(() => {
+        const hs = Array.from(document.querySelectorAll('#ppfg g.f text'))
+          .filter(t => t.textContent.trim())
+          .map(t => t.getBoundingClientRect().height).filter(x => x > 0).sort((a, b) => a - b);
+        return { text_px: hs.length ? hs[Math.floor(hs.length / 2)] : 0, labels: hs.length };
+      });
+      console.log(JSON.stringify(m));
+    }
   } finally {
     if (browser) await browser.close();
     fs.rmSync(userDir, { recursive: true, force: true });

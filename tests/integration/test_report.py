@@ -17,6 +17,7 @@ Chromium these checks fail, never skip.
 import fcntl
 import glob
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -160,6 +161,58 @@ class ReportFormats(TempDirTest):
         h = run(["node", os.path.join(JS, "check-html.js"), outs["html"][0], "--expect", "foo"],
                 timeout=180)
         self.assertEqual(h.returncode, 0, h.stdout + h.stderr)
+
+
+class ReadableDeep(TempDirTest):
+    """A deep profile (200 Python frames) in headless Chromium at 1400x900,
+    a laptop's window: the flame graph's labels keep a readable size in the
+    SVG and in the HTML report (they scroll). Twin: the same SVG without its
+    height, as perfpy wrote it before, shrinks its text to fit the window."""
+
+    DEPTH = 200
+    MIN_PX = 9.0        # the labels are 12 px text: about 14 px boxes
+
+    def deep_script(self):
+        text = os.path.join(self.tmp, "deep.script.txt")
+        frames = ["\t%16x py::f%d:/app/deep.py (/tmp/perf-4242.map)\n" % (0x7f0000001000 + 16 * i, i)
+                  for i in range(self.DEPTH)]
+        frames.append("\t%16x _start (/usr/bin/python3)\n" % 0x401000)
+        with open(text, "w") as f:
+            for n in range(50):
+                f.write("python3  4242/4242  %d.%06d:    1001001 cpu-clock:ppp:\n" % (100 + n, 0))
+                f.writelines(frames[n % 7:])
+                f.write("\n")
+        return text
+
+    def measure(self, page):
+        shot = page + ".png"
+        p = run(["node", os.path.join(support.ROOT, "scripts", "screenshot.js"), page, shot,
+                 "1400", "900"], env={"PERFPY_MEASURE": "1"}, timeout=180)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        m = json.loads(p.stdout.strip().splitlines()[-1])
+        self.assertGreater(m["labels"], 10, m)
+        return m["text_px"]
+
+    def test_deep_flame_graph_text_stays_readable(self):
+        require_validators(self, chromium=True)
+        text = self.deep_script()
+        sizes = {}
+        for fmt, ext in (("flamegraph", "svg"), ("html", "html")):
+            out = os.path.join(self.tmp, "deep." + ext)
+            p = run([PERFPY, "report", "--from-script", "-f", fmt, "-o", out, text])
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            sizes[fmt] = self.measure(out)
+        with open(os.path.join(self.tmp, "deep.svg")) as f:
+            svg = f.read()
+        old = os.path.join(self.tmp, "deep-no-height.svg")
+        with open(old, "w") as f:
+            f.write(re.sub(r'(<svg [^>]*?) height="\d+"', r"\1", svg, count=1))
+        sizes["svg without height"] = self.measure(old)
+        support.note("label height at 1400x900, %d frames deep: %s" % (
+            self.DEPTH, ", ".join("%s %.1f px" % kv for kv in sizes.items())))
+        self.assertGreaterEqual(sizes["flamegraph"], self.MIN_PX)
+        self.assertGreaterEqual(sizes["html"], self.MIN_PX)
+        self.assertLess(sizes["svg without height"], self.MIN_PX)
 
 
 def _add_format_tests():
