@@ -7,9 +7,9 @@
 #   build:  gcc make zlib1g-dev, CPython headers (python3-dev, unless an
 #           interpreter with headers is already there, e.g. pyenv's)
 #   run:    linux-perf (perf)
-#   sample mode (perfpy record --mode sample): clang and llvm (the BPF
-#           program), libbpf-dev and bpftool (loader, skeleton), libdw-dev and
-#           libelf-dev (native unwinding, as perf does)
+#   sample mode's native unwinder (src/sample, libperfpy_unwind.a and its
+#           tests; the BPF collector of issue 15 is not built yet): libdw-dev
+#           and libelf-dev (elfutils: DWARF unwinding, as perf does)
 #   tests:  python3 (the test driver); strace (the no-shell check); nodejs,
 #           npm, chromium and the node packages of tests/js (the report
 #           format checks)
@@ -33,10 +33,6 @@ have_cmd make || need_debs+=(make)
 have_cmd perf || need_debs+=(linux-perf)
 [ -x /usr/bin/python3 ] || need_debs+=(python3)
 have_deb zlib1g-dev || [ -f /usr/include/zlib.h ] || need_debs+=(zlib1g-dev)
-have_cmd clang || need_debs+=(clang)
-have_cmd llvm-strip || need_debs+=(llvm)
-have_cmd bpftool || [ -x /usr/sbin/bpftool ] || need_debs+=(bpftool)
-[ -f /usr/include/bpf/libbpf.h ] || need_debs+=(libbpf-dev)
 [ -f /usr/include/elfutils/libdwfl.h ] || need_debs+=(libdw-dev)
 [ -f /usr/include/libelf.h ] || need_debs+=(libelf-dev)
 # the module needs some CPython 3.8+ with headers (scripts/find-pythons)
