@@ -7,6 +7,7 @@
 #define PERFPY_RECORD_H
 
 #include "report/perf_probe.h"
+#include "report/max_stack.h"
 #include "report/profile.h"
 
 #include <signal.h>

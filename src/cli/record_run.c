@@ -335,9 +335,14 @@ void pp__record_raise_max_stack(pp_max_stack *m)
 
 void pp__record_restore_max_stack(pp_max_stack *m)
 {
-    int before = m->before, rc = pp_max_stack_restore(m);
+    int before = m->before, now = m->now, rc = pp_max_stack_restore(m);
 
-    if (rc < 0)
+    if (rc == PP_MAX_STACK_DEFERRED)
+        fprintf(stderr, "perfpy: note: kernel.perf_event_max_stack stays %d while another perf "
+                "session records call graphs (the kernel refuses the change until then); a "
+                "background process (pid %d) puts it back to %d when that session ends\n",
+                now, (int)m->restorer, before);
+    else if (rc < 0)
         fprintf(stderr, "perfpy: warning: cannot put kernel.perf_event_max_stack back to %d: "
                 "%s; as root: sysctl kernel.perf_event_max_stack=%d\n", before,
                 strerror(-rc), before);

@@ -32,25 +32,4 @@ pp_unwinder pp_perf_unwinder_parse(const char *build_options);
 pp_unwinder pp_perf_unwinder(const char *perf);
 const char *pp_unwinder_name(pp_unwinder u);
 
-/* Frame-pointer call chains are cut by the kernel at
- * kernel.perf_event_max_stack native frames (127 by default: about 30
- * Python frames with the hook, which adds a C frame or more per call). */
-#define PP_MAX_STACK_PATH "/proc/sys/kernel/perf_event_max_stack"
-#define PP_MAX_STACK_WANTED 4096
-
-typedef struct pp_max_stack {
-    int before;        /* the value found, -1 if unreadable */
-    int now;           /* the value in force for the recording */
-    int raised;        /* perfpy changed it and must put it back */
-    int err;           /* why it could not be raised (errno), or 0 */
-} pp_max_stack;
-
-/* Raises the limit to `want` for a recording when it is lower and this
- * process may (root; the kernel refuses with EBUSY while any call-chain
- * event is open); fills *m either way. */
-void pp_max_stack_raise(pp_max_stack *m, int want);
-/* Puts back what pp_max_stack_raise changed, if it is still what perfpy
- * set; 0, or a negative errno (the setting then stays raised). */
-int pp_max_stack_restore(pp_max_stack *m);
-
 #endif
