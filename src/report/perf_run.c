@@ -175,14 +175,6 @@ static int names_add(names *s, const char *x)
     return 0;
 }
 
-static int names_has(const names *s, const char *x)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->v[i], x) == 0)
-            return 1;
-    return 0;
-}
-
 static void names_free(names *s)
 {
     for (size_t i = 0; i < s->n; i++)
@@ -216,6 +208,65 @@ static void list_jitted(const char *dump, names *out)
     closedir(d);
 }
 
+typedef struct seen {
+    struct timespec mtime;
+    int stale;          /* older than its dump */
+} seen;
+
+static int mtime_of(const char *path, struct timespec *t)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0)
+        return -1;
+    *t = st.st_mtim;
+    return 0;
+}
+
+static int older(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* What was there before inject: each file's time, and whether it is older
+ * than the dump it would come from (dir/jit-<pid>.dump): then no inject of
+ * this dump wrote it, and it is what an earlier process with the same pid
+ * left (pids wrap, at 32768 by default). NULL when none, or out of memory
+ * (then no file already there is taken for inject's). */
+static seen *look(const names *s)
+{
+    seen *v = s->n ? calloc(s->n, sizeof(*v)) : NULL;
+    char dump[PATH_MAX];
+    struct timespec dt;
+    long pid;
+
+    for (size_t i = 0; v && i < s->n; i++) {
+        const char *base = strrchr(s->v[i], '/');
+
+        if (!base || mtime_of(s->v[i], &v[i].mtime) != 0 ||
+            sscanf(base, "/jitted-%ld-", &pid) != 1)
+            continue;
+        snprintf(dump, sizeof(dump), "%.*s/jit-%ld.dump", (int)(base - s->v[i]), s->v[i], pid);
+        v[i].stale = mtime_of(dump, &dt) == 0 && older(&v[i].mtime, &dt);
+    }
+    return v;
+}
+
+/* Whether inject made path: new, or a stale file it wrote over. One that
+ * was newer than the dump is an earlier report's of the same recording,
+ * kept for its perf.data (format perf): left alone, though inject wrote it
+ * again (perf gives each write a build id of its own, so bytes tell nothing). */
+static int made_by_inject(const names *before, const seen *b, const char *path)
+{
+    struct timespec now;
+
+    for (size_t i = 0; i < before->n; i++)
+        if (strcmp(before->v[i], path) == 0)
+            return b && b[i].stale && mtime_of(path, &now) == 0 &&
+                   (now.tv_sec != b[i].mtime.tv_sec || now.tv_nsec != b[i].mtime.tv_nsec);
+    return 1;
+}
+
 static void list_all_jitted(const pp_perf_data_info *info, names *out)
 {
     for (size_t i = 0; i < info->njitdumps; i++)
@@ -236,6 +287,7 @@ int pp_perf_inject(const char *perf, const char *in, const char *out, const char
 {
     char bid[PATH_MAX], err[PATH_MAX];
     names before = {0}, after = {0}, mine = {0};
+    seen *was;
     char *argv[] = {(char *)perf, "--buildid-dir", bid, "inject", "--jit",
                     "-i", (char *)in, "-o", (char *)out, NULL};
     pid_t pid;
@@ -245,13 +297,15 @@ int pp_perf_inject(const char *perf, const char *in, const char *out, const char
     snprintf(err, sizeof(err), "%s/inject.err", tmp);
     mkdir(bid, 0700);
     list_all_jitted(info, &before);
+    was = look(&before);
     rc = run_perf(argv, PP_FD_NULL, err, &pid, e);
     if (rc == 0)
         rc = pp_wait(pid, &status);
     list_all_jitted(info, &after);
     for (size_t i = 0; i < after.n; i++)
-        if (!names_has(&before, after.v[i]) && names_add(&mine, after.v[i]) < 0)
+        if (made_by_inject(&before, was, after.v[i]) && names_add(&mine, after.v[i]) < 0)
             break;
+    free(was);
     if (rc == 0 && failed(status))
         rc = describe_status("perf inject --jit", status, err, e);
     if (rc < 0) {

@@ -380,6 +380,17 @@ class TempDirTest(unittest.TestCase):
         """Mark pids whose /tmp files this test created (removed in tearDown)."""
         self._own_pids.update(int(p) for p in pids)
 
+    def own_jitted(self, data):
+        """Own every process whose jitted ELFs an injected perf.data names in
+        /tmp (with libdw they live there, and a -f perf recording keeps them
+        for perf report), the children the program never printed too (such
+        as multiprocessing's resource tracker: its 457 ELFs were left behind
+        and, with pids wrapping at 32768, later read as another test's)."""
+        p = subprocess.run(["perf", "script", "--show-mmap-events", "-F", "pid", "-i", data],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           universal_newlines=True, timeout=300)
+        self.own(*{int(x) for x in re.findall(r" /tmp/jitted-(\d+)-\d+\.so$", p.stdout, re.M)})
+
     def write(self, name, text):
         path = os.path.join(self.tmp, name)
         with open(path, "w") as f:

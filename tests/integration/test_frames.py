@@ -66,6 +66,8 @@ class Frames(RecordTest):
         data = self.out("%s.data" % py.label)
         p = self.record(["-r", "999", "-f", "perf", "-o", data] + list(args),
                         [py.path] + program)
+        if os.path.exists(data):
+            self.own_jitted(data)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         # perf-map mode keeps the maps for perf report: they are the
         # program's (its pid printed), removed in tearDown

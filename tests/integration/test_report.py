@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -242,6 +243,14 @@ class ManyProcesses(TempDirTest):
         pids = [int(x) for x in re.findall(r"^pid (\d+)$", p.stdout, re.M)]
         self.own(*pids)
         self.assertEqual(len(pids), 201)
+        # files an earlier process with the same pid left (pids wrap at
+        # 32768): one inject writes over is inject's now and goes; one it
+        # does not write is not the report's to remove
+        stale = ["/tmp/jitted-%d-0.so" % pids[0], "/tmp/jitted-%d-999999.so" % pids[1]]
+        for path in stale:
+            with open(path, "wb") as f:
+                f.write(b"left by an earlier process")
+            os.utime(path, (time.time() - 3600, time.time() - 3600))
         out = os.path.join(self.tmp, "many.txt")
         r = report(data, "collapsed", out)
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
@@ -252,7 +261,30 @@ class ManyProcesses(TempDirTest):
         self.assertGreater(work, 100, r.stderr[-2000:])
         self.assertEqual(with_line, work, "frames without their def line")
         left = [f for pid in pids for f in glob.glob("/tmp/jitted-%d-*.so" % pid)]
-        self.assertEqual(left, [], "%d jitted ELFs left" % len(left))
+        self.assertEqual(left, [stale[1]], "%d jitted ELFs left" % len(left))
+
+
+class JittedFiles(TempDirTest):
+    """The jitted ELFs a -f perf report keeps for its perf.data stay when
+    another report of the same recording runs inject again (it writes the
+    same bytes over them: they are the first report's, left alone); a file
+    of the same name with other bytes was left by an earlier process with
+    the same pid, and goes (ManyProcesses)."""
+
+    @needs_perf
+    def test_a_second_report_leaves_the_first_ones_elves(self):
+        py = interpreters()[-1]
+        data, p = record(self, py, [EXAMPLE, "300000"], mode="jit")
+        fixed = os.path.join(self.tmp, "fixed.data")
+        self.assertEqual(report(data, "perf", fixed).returncode, 0)
+        r = report(data, "collapsed", os.path.join(self.tmp, "a.txt"))
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        mm = subprocess.run(["perf", "script", "--show-mmap-events", "-F", "pid", "-i", fixed],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            universal_newlines=True, timeout=300).stdout
+        elves = set(re.findall(r" (/\S+/jitted-\d+-\d+\.so)$", mm, re.M))
+        self.assertGreater(len(elves), 10)
+        self.assertEqual([f for f in sorted(elves) if not os.path.exists(f)], [])
 
 
 class ReportSplit(TempDirTest):
