@@ -51,7 +51,11 @@ def by_version():
 
 
 def venv(py, where, env=None):
-    """A fresh venv of PY with pip, or None if PY cannot make one."""
+    """A fresh venv of PY with pip, or None if PY cannot make one. Its
+    temporary files go beside it (3.8's ensurepip runs a pip from its wheel,
+    whose certifi unpacks its CA bundle to a /tmp/tmpXXXXXXXX it never
+    removes: one left per `make test`)."""
+    env = dict(env or {}, TMPDIR=os.path.dirname(os.path.abspath(where)))
     p = run([py.real, "-m", "venv", where], timeout=300, env=env)
     if p.returncode != 0:
         return None
