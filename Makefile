@@ -41,7 +41,7 @@ CLI_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(CLI_SRCS))
 REPORT_SRCS := $(wildcard src/report/*.c) $(wildcard src/output/*.c)
 REPORT_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(REPORT_SRCS))
 EXT_SRCS := $(wildcard src/python/*.c)
-EXT_HDRS := $(wildcard src/python/*.h)
+EXT_HDRS := $(wildcard src/python/*.h) src/sample/pyoffsets.h
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/%,$(BUILD)/obj/tests/%.o,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
@@ -90,7 +90,8 @@ $(REPORT_LIB): $(REPORT_OBJS)
 $(SAMPLE_LIB): $(SAMPLE_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/modsyms.c.o
+$(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/modsyms.c.o \
+                            $(BUILD)/obj/sample/pyread.c.o
 	rm -f $@ && ar rcs $@ $^
 
 $(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(REPORT_LIB) $(ENGINE_LIB)
@@ -140,7 +141,7 @@ $(BUILD)/obj/tests/%.c.o: tests/%.c $(HDRS) tests/unit/test.h
 # only DWARF CFI unwinds them (tests/unit/unwind_target.c).
 $(BUILD)/obj/tests/unit/unwind_target.c.o: ALL_CFLAGS += -fomit-frame-pointer \
     -fno-optimize-sibling-calls -fasynchronous-unwind-tables
-$(BUILD)/obj/tests/unit/test_unwind.c.o: ALL_CFLAGS += $(if $(PP_UNWIND),-DPP_UNWIND=1)
+$(BUILD)/obj/tests/unit/test_unwind.c.o $(BUILD)/obj/tests/unit/test_pyread.c.o: ALL_CFLAGS += $(if $(PP_UNWIND),-DPP_UNWIND=1)
 
 $(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(UNWIND_LIB) $(SAMPLE_LIB) $(REPORT_LIB) $(ENGINE_LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(UNWIND_LDLIBS)

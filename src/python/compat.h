@@ -48,6 +48,74 @@
 #include <internal/pycore_stackref.h>
 #endif
 
+/* ---- structure offsets for a reader outside the process (offsets.c) ---- */
+
+/* The runtime's and interpreters' structs (internal headers). */
+#if PY_VERSION_HEX >= 0x03090000
+#include <internal/pycore_runtime.h>
+#include <internal/pycore_interp.h>
+#endif
+
+#if PY_VERSION_HEX < 0x030B0000
+#define PP_OFF_INTERP_THREADS_HEAD offsetof(PyInterpreterState, tstate_head)
+#else
+#define PP_OFF_INTERP_THREADS_HEAD offsetof(PyInterpreterState, threads.head)
+#endif
+
+#if PY_VERSION_HEX < 0x030B0000            /* 3.8-3.10: PyFrameObject chain */
+#define PP_OFF_TSTATE_FRAME offsetof(PyThreadState, frame)
+#define PP_OFF_TSTATE_CFRAME -1
+#define PP_OFF_CFRAME_CURRENT -1
+#define PP_FRAME_IS_OBJECT 1
+#define PP_OFF_FRAME_PREVIOUS offsetof(PyFrameObject, f_back)
+#define PP_OFF_FRAME_CODE offsetof(PyFrameObject, f_code)
+#define PP_OFF_FRAME_INSTR offsetof(PyFrameObject, f_lasti)
+#define PP_OFF_FRAME_OWNER -1
+#define PP_FRAME_OWNER_SHIM_MIN -1
+#elif PY_VERSION_HEX < 0x030D0000          /* 3.11-3.12: through the C frame */
+#define PP_OFF_TSTATE_FRAME -1
+#define PP_OFF_TSTATE_CFRAME offsetof(PyThreadState, cframe)
+#define PP_OFF_CFRAME_CURRENT offsetof(_PyCFrame, current_frame)
+#define PP_FRAME_IS_OBJECT 0
+#define PP_OFF_FRAME_PREVIOUS offsetof(struct _PyInterpreterFrame, previous)
+#define PP_OFF_FRAME_CODE offsetof(struct _PyInterpreterFrame, f_code)
+#define PP_OFF_FRAME_INSTR offsetof(struct _PyInterpreterFrame, prev_instr)
+#define PP_OFF_FRAME_OWNER offsetof(struct _PyInterpreterFrame, owner)
+#if PY_VERSION_HEX < 0x030C0000
+#define PP_FRAME_OWNER_SHIM_MIN -1                /* 3.11: no shim frames */
+#else
+#define PP_FRAME_OWNER_SHIM_MIN FRAME_OWNED_BY_CSTACK
+#endif
+#else                                      /* 3.13+ */
+#define PP_OFF_TSTATE_FRAME offsetof(PyThreadState, current_frame)
+#define PP_OFF_TSTATE_CFRAME -1
+#define PP_OFF_CFRAME_CURRENT -1
+#define PP_FRAME_IS_OBJECT 0
+#define PP_OFF_FRAME_PREVIOUS offsetof(struct _PyInterpreterFrame, previous)
+#define PP_OFF_FRAME_CODE offsetof(struct _PyInterpreterFrame, f_executable)
+#define PP_OFF_FRAME_INSTR offsetof(struct _PyInterpreterFrame, instr_ptr)
+#define PP_OFF_FRAME_OWNER offsetof(struct _PyInterpreterFrame, owner)
+#if PY_VERSION_HEX < 0x030E0000
+#define PP_FRAME_OWNER_SHIM_MIN FRAME_OWNED_BY_CSTACK
+#else
+#define PP_FRAME_OWNER_SHIM_MIN FRAME_OWNED_BY_INTERPRETER  /* and CSTACK */
+#endif
+#endif
+
+#if PY_VERSION_HEX >= 0x030E0000
+#define PP_FRAME_CODE_TAG_MASK Py_TAG_BITS       /* f_executable: a _PyStackRef */
+#else
+#define PP_FRAME_CODE_TAG_MASK 0
+#endif
+
+#if PY_VERSION_HEX >= 0x030B0000
+#define PP_OFF_CODE_QUALNAME offsetof(PyCodeObject, co_qualname)
+#define PP_OFF_CODE_ADAPTIVE offsetof(PyCodeObject, co_code_adaptive)
+#else
+#define PP_OFF_CODE_QUALNAME -1
+#define PP_OFF_CODE_ADAPTIVE -1
+#endif
+
 /* ---- the frame-evaluation hook ------------------------------------------ */
 
 typedef _PyFrameEvalFunction pp_evaluator;

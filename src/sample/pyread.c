@@ -1,0 +1,301 @@
+/*
+ * A running CPython's Python stacks, read from outside (see pyread.h).
+ *
+ * Everything read is the program's memory, which changes under the reader:
+ * a pointer may be stale, a string half-written. So every read is bounded
+ * (frames, threads, string lengths), a failed read ends that thread's walk
+ * (the frames read so far are kept), and nothing read is trusted as a size.
+ */
+#include "pyread.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <libelf.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define STR_MAX 255          /* characters read of a name or a file */
+
+/* ---- ELF symbols ---------------------------------------------------------- */
+
+/* Symbol `name` in elf's .dynsym, else .symtab: 0 and *sym, or -ENOENT. */
+static int find_symbol(Elf *elf, const char *name, GElf_Sym *sym)
+{
+    for (int want = SHT_DYNSYM; ; want = SHT_SYMTAB) {
+        Elf_Scn *scn = NULL;
+        GElf_Shdr sh;
+
+        while ((scn = elf_nextscn(elf, scn)) != NULL) {
+            Elf_Data *data;
+
+            if (!gelf_getshdr(scn, &sh) || sh.sh_type != (GElf_Word)want || !sh.sh_entsize ||
+                !(data = elf_getdata(scn, NULL)))
+                continue;
+            for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+                const char *s;
+
+                if (gelf_getsym(data, (int)i, sym) && sym->st_shndx != SHN_UNDEF &&
+                    (s = elf_strptr(elf, sh.sh_link, sym->st_name)) && strcmp(s, name) == 0)
+                    return 0;
+            }
+        }
+        if (want == SHT_SYMTAB)
+            return -ENOENT;
+    }
+}
+
+static Elf *open_elf(const char *path, int *fd)
+{
+    Elf *elf;
+
+    elf_version(EV_CURRENT);
+    if ((*fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return NULL;
+    if (!(elf = elf_begin(*fd, ELF_C_READ, NULL)) || elf_kind(elf) != ELF_K_ELF) {
+        if (elf)
+            elf_end(elf);
+        close(*fd);
+        return NULL;
+    }
+    return elf;
+}
+
+int pp_pyoffsets_read(const char *module_path, pp_py_offsets *out)
+{
+    int fd, rc = -ENOENT;
+    Elf *elf = open_elf(module_path, &fd);
+    GElf_Sym sym;
+    Elf_Scn *scn;
+    GElf_Shdr sh;
+    Elf_Data *data;
+
+    if (!elf)
+        return -ENOENT;
+    if (find_symbol(elf, PP_PY_OFFSETS_SYMBOL, &sym) == 0 &&
+        (scn = elf_getscn(elf, sym.st_shndx)) && gelf_getshdr(scn, &sh) &&
+        sh.sh_type == SHT_PROGBITS && (data = elf_getdata(scn, NULL)) &&
+        sym.st_value >= sh.sh_addr && sym.st_size == sizeof(*out) &&
+        sym.st_value - sh.sh_addr + sizeof(*out) <= data->d_size) {
+        memcpy(out, (const char *)data->d_buf + (sym.st_value - sh.sh_addr), sizeof(*out));
+        rc = out->magic == PP_PY_OFFSETS_MAGIC && out->size == sizeof(*out) ? 0 : -EINVAL;
+    }
+    elf_end(elf);
+    close(fd);
+    return rc;
+}
+
+/* The load bias of the file mapped at path: where its first loadable
+ * segment's page went, minus that segment's address. */
+static int load_bias(Elf *elf, const pp_maps *maps, const char *path, uint64_t *bias)
+{
+    size_t n;
+    GElf_Phdr ph;
+    uint64_t vaddr = UINT64_MAX;
+
+    if (elf_getphdrnum(elf, &n) != 0)
+        return -ENOENT;
+    for (size_t i = 0; i < n; i++)
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < vaddr)
+            vaddr = ph.p_vaddr & ~(uint64_t)0xfff;
+    for (size_t i = 0; i < maps->n && vaddr != UINT64_MAX; i++)
+        if (maps->v[i].pgoff == 0 && strcmp(maps->v[i].path, path) == 0) {
+            *bias = maps->v[i].start - vaddr;
+            return 0;
+        }
+    return -ENOENT;
+}
+
+static int symbol_in(const pp_maps *maps, const char *path, const char *name, uint64_t *addr)
+{
+    int fd, rc = -ENOENT;
+    Elf *elf = open_elf(path, &fd);
+    GElf_Sym sym;
+    uint64_t bias;
+
+    if (!elf)
+        return -ENOENT;
+    if (find_symbol(elf, name, &sym) == 0 && load_bias(elf, maps, path, &bias) == 0) {
+        *addr = bias + sym.st_value;
+        rc = 0;
+    }
+    elf_end(elf);
+    close(fd);
+    return rc;
+}
+
+int pp_py_symbol_address(const pp_maps *maps, const char *name, uint64_t *addr,
+                         char *file, size_t len)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < maps->n; i++) {
+            const pp_map *m = &maps->v[i];
+            const char *base = strrchr(m->path, '/');
+            int pythonish = base && strstr(base, "python") != NULL;
+
+            if (m->path[0] != '/' || !(m->prot & PP_MAP_X) || pythonish != (pass == 0))
+                continue;
+            if (symbol_in(maps, m->path, name, addr) == 0) {
+                if (file)
+                    snprintf(file, len, "%s", m->path);
+                return 0;
+            }
+        }
+    return -ENOENT;
+}
+
+/* ---- the process's memory --------------------------------------------------- */
+
+static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+    struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
+    ssize_t n;
+
+    if (!addr)
+        return -EFAULT;
+    n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (n == (ssize_t)len)
+        return 0;
+    return n < 0 ? -errno : -EFAULT;
+}
+
+static int peek_ptr(pid_t pid, uint64_t addr, int32_t off, uint64_t *v)
+{
+    if (off < 0)
+        return -EINVAL;
+    return peek(pid, addr + (uint64_t)off, v, sizeof(*v));
+}
+
+/* One code point as UTF-8 into out (room for 4); its length. */
+static size_t utf8(uint32_t c, char *out)
+{
+    if (c < 0x80) {
+        out[0] = (char)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        out[0] = (char)(0xc0 | c >> 6);
+        out[1] = (char)(0x80 | (c & 0x3f));
+        return 2;
+    }
+    if (c < 0x10000) {
+        out[0] = (char)(0xe0 | c >> 12);
+        out[1] = (char)(0x80 | (c >> 6 & 0x3f));
+        out[2] = (char)(0x80 | (c & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | (c >> 18 & 0x07));
+    out[1] = (char)(0x80 | (c >> 12 & 0x3f));
+    out[2] = (char)(0x80 | (c >> 6 & 0x3f));
+    out[3] = (char)(0x80 | (c & 0x3f));
+    return 4;
+}
+
+/* A str object (compact, as every name and file name is) as UTF-8; "" when
+ * it cannot be read. */
+static void peek_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, char *out, size_t size)
+{
+    uint32_t state;
+    int64_t length;
+    unsigned char raw[STR_MAX * 4];
+    size_t kind, n, w = 0;
+
+    out[0] = '\0';
+    if (peek(pid, addr + (uint64_t)o->str_state, &state, sizeof(state)) != 0 ||
+        peek(pid, addr + (uint64_t)o->str_length, &length, sizeof(length)) != 0 ||
+        !(state & o->str_compact_mask) || length < 0)
+        return;
+    kind = (state & o->str_kind_mask) >> __builtin_ctz(o->str_kind_mask);
+    if (kind != 1 && kind != 2 && kind != 4)
+        return;
+    n = (size_t)length < STR_MAX ? (size_t)length : STR_MAX;
+    if (peek(pid, addr + (uint64_t)(state & o->str_ascii_mask ? o->str_ascii_data
+                                                              : o->str_compact_data),
+             raw, n * kind) != 0)
+        return;
+    for (size_t i = 0; i < n && w + 5 <= size; i++) {
+        uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((const uint16_t *)(void *)raw)[i]
+                                                    : ((const uint32_t *)(void *)raw)[i];
+        w += utf8(c, out + w);
+    }
+    out[w] = '\0';
+}
+
+static void peek_code(pid_t pid, const pp_py_offsets *o, uint64_t code, pp_pyread_frame *f)
+{
+    uint64_t name = 0, file = 0;
+    int32_t line = 0;
+
+    f->code = code;
+    peek_ptr(pid, code, o->code_qualname >= 0 ? o->code_qualname : o->code_name, &name);
+    peek_ptr(pid, code, o->code_filename, &file);
+    peek(pid, code + (uint64_t)o->code_firstlineno, &line, sizeof(line));
+    peek_str(pid, o, name, f->qualname, sizeof(f->qualname));
+    peek_str(pid, o, file, f->file, sizeof(f->file));
+    f->def_line = line;
+}
+
+/* ---- the walk --------------------------------------------------------------- */
+
+static uint64_t first_frame(pid_t pid, const pp_py_offsets *o, uint64_t tstate)
+{
+    uint64_t frame = 0, cframe = 0;
+
+    if (o->tstate_cframe >= 0) {
+        if (peek_ptr(pid, tstate, o->tstate_cframe, &cframe) != 0 ||
+            peek_ptr(pid, cframe, o->cframe_current_frame, &frame) != 0)
+            return 0;
+    } else if (peek_ptr(pid, tstate, o->tstate_frame, &frame) != 0) {
+        return 0;
+    }
+    return frame;
+}
+
+static void walk(pid_t pid, const pp_py_offsets *o, uint64_t frame, pp_pyread_thread *t)
+{
+    for (size_t hops = 0; frame && hops < 4 * PP_PYREAD_DEPTH; hops++) {
+        uint64_t code = 0, prev = 0;
+        unsigned char owner = 0;
+
+        if (peek_ptr(pid, frame, o->frame_previous, &prev) != 0 ||
+            peek_ptr(pid, frame, o->frame_code, &code) != 0)
+            return;
+        if (o->frame_owner >= 0 &&
+            peek(pid, frame + (uint64_t)o->frame_owner, &owner, 1) != 0)
+            return;
+        code &= ~(uint64_t)o->frame_code_tag_mask;
+        if (!(o->frame_owner_shim_min >= 0 && owner >= o->frame_owner_shim_min) && code) {
+            if (t->n == PP_PYREAD_DEPTH) {
+                t->truncated = 1;
+                return;
+            }
+            peek_code(pid, o, code, &t->f[t->n++]);
+        }
+        frame = prev;
+    }
+}
+
+int pp_pyread_stacks(pid_t pid, const pp_py_offsets *o, uint64_t runtime,
+                     pp_pyread_thread *out, size_t max)
+{
+    uint64_t interp = 0, tstate = 0;
+    size_t n = 0;
+    int rc;
+
+    if ((rc = peek_ptr(pid, runtime, o->runtime_interpreters_head, &interp)) != 0)
+        return rc;
+    if ((rc = peek_ptr(pid, interp, o->interp_threads_head, &tstate)) != 0)
+        return rc == -ESRCH ? rc : -EFAULT;
+    while (tstate && n < max && n < PP_PYREAD_THREADS) {
+        pp_pyread_thread *t = &out[n++];
+
+        memset(t, 0, sizeof(*t));
+        peek_ptr(pid, tstate, o->tstate_thread_id, &t->thread_id);
+        walk(pid, o, first_frame(pid, o, tstate), t);
+        if (peek_ptr(pid, tstate, o->tstate_next, &tstate) != 0)
+            break;
+    }
+    return (int)n;
+}

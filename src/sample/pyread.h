@@ -1,0 +1,57 @@
+/*
+ * Sample mode (issue 15): a running CPython's Python stacks, read from
+ * outside the process (process_vm_readv) with the structure offsets of its
+ * version (pyoffsets.h), nothing installed in it and nothing written to it.
+ * What the BPF collector will do at each sample, done here from user space:
+ * the reference the collector is checked against, and the reader of code
+ * objects' names.
+ *
+ * Needs libelf (the offsets and _PyRuntime are found in ELF symbol tables):
+ * built with the unwinder.
+ */
+#ifndef PERFPY_SAMPLE_PYREAD_H
+#define PERFPY_SAMPLE_PYREAD_H
+
+#include "maps.h"
+#include "pyoffsets.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PP_PYREAD_DEPTH 128     /* frames read per thread */
+#define PP_PYREAD_THREADS 64    /* threads read per interpreter */
+
+typedef struct pp_pyread_frame {
+    uint64_t code;              /* the code object's address */
+    char qualname[128];         /* co_qualname (3.11+), co_name before */
+    char file[256];
+    int def_line;               /* co_firstlineno */
+} pp_pyread_frame;
+
+typedef struct pp_pyread_thread {
+    uint64_t thread_id;         /* pthread_self() of the thread */
+    size_t n;                   /* frames, innermost first */
+    int truncated;              /* deeper than PP_PYREAD_DEPTH */
+    pp_pyread_frame f[PP_PYREAD_DEPTH];
+} pp_pyread_thread;
+
+/* The offsets table a perfpy module file exports (PP_PY_OFFSETS_SYMBOL),
+ * read from the file. 0, -ENOENT (no such file or symbol), -EINVAL (not
+ * a table this perfpy understands). */
+int pp_pyoffsets_read(const char *module_path, pp_py_offsets *out);
+
+/* The address of symbol `name` in a process, looked up in the symbol
+ * tables of the files it maps (those named *python* first). 0, or
+ * -ENOENT. *file (when not NULL, size len) gets the file that holds it. */
+int pp_py_symbol_address(const pp_maps *maps, const char *name, uint64_t *addr,
+                         char *file, size_t len);
+
+/* The Python stacks of every thread of the main interpreter of pid, whose
+ * _PyRuntime is at runtime; up to max threads into out. The number of
+ * threads, or -errno (-ESRCH: the process is gone; -EFAULT: its memory did
+ * not hold what the offsets say). */
+int pp_pyread_stacks(pid_t pid, const pp_py_offsets *o, uint64_t runtime,
+                     pp_pyread_thread *out, size_t max);
+
+#endif

@@ -1,0 +1,200 @@
+/*
+ * pyread.c on live interpreters: every interpreter the build made a module
+ * for (BUILD/pythons.txt, beside this binary) runs a program that stops in
+ * a known chain of calls on two threads; its stacks are read from outside
+ * with the offsets its module exports, and must be that chain, innermost
+ * first, with the names (a non-ASCII one too), files and def lines.
+ */
+#include "test.h"
+
+#if PP_UNWIND
+#include "sample/maps.h"
+#include "sample/pyread.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The chain, outermost first; the worker thread waits in `waiter`. Lines:
+ * naïve's def is line 8 of the program (the file is "<string>"). */
+static const char PROGRAM[] =
+    "import sys, threading, time\n"                       /* 1 */
+    "def foo():\n"                                        /* 2 */
+    "    print('ready', flush=True)\n"                    /* 3 */
+    "    time.sleep(60)\n"                                /* 4 */
+    "def bar():\n"                                        /* 5 */
+    "    foo()\n"                                         /* 6 */
+    "\n"                                                  /* 7 */
+    "def na\xc3\xafve():\n"                               /* 8 */
+    "    bar()\n"                                         /* 9 */
+    "class K:\n"                                          /* 10 */
+    "    def meth(self):\n"                               /* 11 */
+    "        na\xc3\xafve()\n"                            /* 12 */
+    "def waiter(e):\n"                                    /* 13 */
+    "    e.wait()\n"                                      /* 14 */
+    "e = threading.Event()\n"                             /* 15 */
+    "threading.Thread(target=waiter, args=(e,), daemon=True).start()\n"
+    "K().meth()\n";
+
+typedef struct interp {
+    char path[512], ext[64];
+    int minor;
+} interp;
+
+/* BUILD/pythons.txt: "path version ext include" per line. */
+static size_t interpreters(interp *v, size_t max, char *dir, size_t dlen)
+{
+    char line[2048], file[600];
+    ssize_t n = readlink("/proc/self/exe", dir, dlen - 1);
+    FILE *f;
+    size_t k = 0;
+
+    if (n <= 0)
+        return 0;
+    dir[n] = '\0';
+    *strrchr(dir, '/') = '\0';
+    snprintf(file, sizeof(file), "%s/pythons.txt", dir);
+    if (!(f = fopen(file, "r")))
+        return 0;
+    while (k < max && fgets(line, sizeof(line), f)) {
+        int major;
+        char ver[32];
+
+        if (sscanf(line, "%511s %31s %63s", v[k].path, ver, v[k].ext) == 3 &&
+            sscanf(ver, "%d.%d", &major, &v[k].minor) == 2)
+            k++;
+    }
+    fclose(f);
+    return k;
+}
+
+static pid_t start(const char *python, int *out)
+{
+    int p[2];
+    pid_t pid;
+
+    if (pipe(p) != 0)
+        TEST_FAIL_("pipe: %s", strerror(errno));
+    if ((pid = fork()) == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        dup2(p[1], 1);
+        close(p[0]);
+        close(p[1]);
+        execl(python, python, "-S", "-c", PROGRAM, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    *out = p[0];
+    return pid;
+}
+
+static void wait_ready(int fd, const char *python)
+{
+    char buf[64];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+    if (n < 5 || strncmp(buf, "ready", 5) != 0)
+        TEST_FAIL_("%s did not start the program", python);
+    usleep(100000);    /* foo is in time.sleep by now */
+}
+
+static void check_main(const interp *py, const pp_pyread_thread *t)
+{
+    static const char *const want[] = {"foo", "bar", "na\xc3\xafve", "K.meth", "<module>"};
+    static const int lines[] = {2, 5, 8, 11, 1};
+
+    if (t->n < 5) {
+        for (size_t i = 0; i < t->n; i++)
+            fprintf(stderr, "    #%zu %s (%s:%d)\n", i, t->f[i].qualname, t->f[i].file,
+                    t->f[i].def_line);
+        TEST_FAIL_("%s: %zu frames in the main thread, want 5", py->path, t->n);
+    }
+    for (size_t i = 0; i < 5; i++) {
+        /* co_qualname from 3.11; co_name before it */
+        const char *name = py->minor < 11 && i == 3 ? "meth" : want[i];
+
+        if (strcmp(t->f[i].qualname, name) != 0 || strcmp(t->f[i].file, "<string>") != 0 ||
+            t->f[i].def_line != lines[i])
+            TEST_FAIL_("%s: frame %zu is %s (%s:%d), want %s (<string>:%d)", py->path, i,
+                       t->f[i].qualname, t->f[i].file, t->f[i].def_line, name, lines[i]);
+    }
+}
+
+static void read_one(const interp *py, const char *dir)
+{
+    char module[700], holder[512];
+    pp_py_offsets o;
+    pp_maps maps = {0};
+    static pp_pyread_thread th[4];
+    uint64_t runtime;
+    int fd, n, found_waiter = 0, found_main = 0, status;
+    pid_t pid;
+
+    snprintf(module, sizeof(module), "%s/lib/perfpy%s", dir, py->ext);
+    ASSERT_EQ_INT(pp_pyoffsets_read(module, &o), 0);
+    ASSERT_EQ_INT(o.version_hex >> 16, 0x0300 | (unsigned)py->minor);
+    pid = start(py->path, &fd);
+    wait_ready(fd, py->path);
+    ASSERT_EQ_INT(pp_maps_read(pid, &maps), 0);
+    ASSERT_EQ_INT(pp_py_symbol_address(&maps, "_PyRuntime", &runtime, holder, sizeof(holder)), 0);
+    n = pp_pyread_stacks(pid, &o, runtime, th, 4);
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    close(fd);
+    pp_maps_free(&maps);
+    ASSERT_EQ_INT(n, 2);                               /* main and the worker */
+    for (int i = 0; i < n; i++) {
+        if (th[i].n >= 5 && strcmp(th[i].f[0].qualname, "foo") == 0) {
+            check_main(py, &th[i]);
+            found_main = 1;
+        }
+        for (size_t k = 0; k < th[i].n; k++)
+            found_waiter |= strcmp(th[i].f[k].qualname, "waiter") == 0;
+        ASSERT_NE_INT(th[i].thread_id, 0);
+    }
+    if (!found_main)
+        check_main(py, &th[n - 1]);                    /* fails, printing it */
+    ASSERT_EQ_INT(found_waiter, 1);
+    printf("    %s: 2 threads read from outside (_PyRuntime in %s), the main one "
+           "foo<-bar<-na\xc3\xafve<-%s<-<module> with def lines\n", py->path, holder,
+           py->minor < 11 ? "meth" : "K.meth");
+}
+
+TEST(pyread_every_interpreter_from_outside)
+{
+    static interp v[16];
+    char dir[512];
+    size_t n = interpreters(v, 16, dir, sizeof(dir));
+
+    if (!n)
+        TEST_SKIP("no interpreter in the build's pythons.txt");
+    for (size_t i = 0; i < n; i++) {
+        pid_t child = fork();
+        int status;
+
+        if (child == 0) {           /* one interpreter per process: a failure names it */
+            read_one(&v[i], dir);
+            exit(0);
+        }
+        waitpid(child, &status, 0);
+        ASSERT_EQ_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
+    }
+}
+
+/* The negative twin: a table that is not perfpy's is refused, and a
+ * process without _PyRuntime has no Python to read. */
+TEST(pyread_refuses_what_is_not_a_table_or_a_python)
+{
+    pp_py_offsets o;
+    pp_maps maps = {0};
+    uint64_t addr;
+
+    ASSERT_EQ_INT(pp_pyoffsets_read("/proc/self/exe", &o), -ENOENT);
+    ASSERT_EQ_INT(pp_pyoffsets_read("/nonexistent/perfpy.so", &o), -ENOENT);
+    ASSERT_EQ_INT(pp_maps_read(getpid(), &maps), 0);
+    ASSERT_EQ_INT(pp_py_symbol_address(&maps, "_PyRuntime", &addr, NULL, 0), -ENOENT);
+    pp_maps_free(&maps);
+}
+#endif
