@@ -58,6 +58,15 @@ PP_UNWIND := $(if $(filter x86_64,$(PP_ARCH)),$(shell echo '\#include <elfutils/
                $(CC) -E -x c - >/dev/null 2>&1 && echo 1))
 UNWIND_LIB := $(if $(PP_UNWIND),$(BUILD)/libperfpy_unwind.a)
 UNWIND_LDLIBS := $(if $(PP_UNWIND),-ldw -lelf)
+# The BPF collector (sample.bpf.c, collect.c): with the unwinder, where
+# clang, bpftool, libbpf's headers and the kernel's BTF are found
+# (scripts/deps.sh installs the first three). vmlinux.h and the skeleton are
+# made in BUILD/bpf from this machine's kernel; CO-RE relocates them at load.
+BPFTOOL := $(firstword $(shell command -v bpftool 2>/dev/null) $(wildcard /usr/sbin/bpftool))
+PP_BPF := $(if $(PP_UNWIND),$(if $(BPFTOOL),$(shell command -v clang >/dev/null 2>&1 && \
+            [ -f /usr/include/bpf/libbpf.h ] && [ -r /sys/kernel/btf/vmlinux ] && echo 1)))
+BPF_LIB := $(if $(PP_BPF),$(BUILD)/libperfpy_bpf.a)
+BPF_LDLIBS := $(if $(PP_BPF),-lbpf)
 
 ENGINE_LIB := $(BUILD)/libperfpy_engine.a
 CLI_LIB := $(BUILD)/libperfpy_cli.a
@@ -88,6 +97,23 @@ $(REPORT_LIB): $(REPORT_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(SAMPLE_LIB): $(SAMPLE_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/bpf/vmlinux.h:
+	@mkdir -p $(dir $@)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.new && mv $@.new $@
+
+$(BUILD)/bpf/sample.bpf.o: src/sample/sample.bpf.c src/sample/collect_bpf.h $(BUILD)/bpf/vmlinux.h
+	clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -Isrc/sample -c $< -o $@
+
+$(BUILD)/bpf/sample.skel.h: $(BUILD)/bpf/sample.bpf.o
+	$(BPFTOOL) gen skeleton $< name pp_sample_bpf > $@.new && mv $@.new $@
+
+$(BUILD)/obj/sample/collect.c.o: src/sample/collect.c $(HDRS) $(BUILD)/bpf/sample.skel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc -I$(BUILD)/bpf -c $< -o $@
+
+$(BUILD)/libperfpy_bpf.a: $(BUILD)/obj/sample/collect.c.o
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/modsyms.c.o \
@@ -143,8 +169,10 @@ $(BUILD)/obj/tests/unit/unwind_target.c.o: ALL_CFLAGS += -fomit-frame-pointer \
     -fno-optimize-sibling-calls -fasynchronous-unwind-tables
 $(BUILD)/obj/tests/unit/test_unwind.c.o $(BUILD)/obj/tests/unit/test_pyread.c.o: ALL_CFLAGS += $(if $(PP_UNWIND),-DPP_UNWIND=1)
 
-$(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(UNWIND_LIB) $(SAMPLE_LIB) $(REPORT_LIB) $(ENGINE_LIB)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(UNWIND_LDLIBS)
+$(BUILD)/obj/tests/unit/test_collect.c.o: ALL_CFLAGS += $(if $(PP_BPF),-DPP_BPF=1)
+
+$(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) $(SAMPLE_LIB) $(REPORT_LIB) $(ENGINE_LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BPF_LDLIBS) $(UNWIND_LDLIBS)
 
 $(BUILD)/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(CLI_LIB) $(SAMPLE_LIB) $(REPORT_LIB) $(ENGINE_LIB)
 	$(CC) $(ALL_CFLAGS) -Isrc -Isrc/engine $(LDFLAGS) -o $@ $^ $(LDLIBS)

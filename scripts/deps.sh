@@ -7,9 +7,10 @@
 #   build:  gcc make zlib1g-dev, CPython headers (python3-dev, unless an
 #           interpreter with headers is already there, e.g. pyenv's)
 #   run:    linux-perf (perf)
-#   sample mode's native unwinder (src/sample, libperfpy_unwind.a and its
-#           tests; the BPF collector of issue 15 is not built yet): libdw-dev
-#           and libelf-dev (elfutils: DWARF unwinding, as perf does)
+#   sample mode (src/sample): libdw-dev and libelf-dev (elfutils: DWARF
+#           unwinding as perf does, ELF symbols), and for its BPF collector
+#           clang (the BPF target), bpftool (vmlinux.h, the skeleton) and
+#           libbpf-dev
 #   tests:  python3 (the test driver); strace (the no-shell check); nodejs,
 #           npm, chromium and the node packages of tests/js (the report
 #           format checks)
@@ -35,6 +36,9 @@ have_cmd perf || need_debs+=(linux-perf)
 have_deb zlib1g-dev || [ -f /usr/include/zlib.h ] || need_debs+=(zlib1g-dev)
 [ -f /usr/include/elfutils/libdwfl.h ] || need_debs+=(libdw-dev)
 [ -f /usr/include/libelf.h ] || need_debs+=(libelf-dev)
+have_cmd clang || need_debs+=(clang)
+have_cmd bpftool || [ -x /usr/sbin/bpftool ] || need_debs+=(bpftool)
+[ -f /usr/include/bpf/libbpf.h ] || need_debs+=(libbpf-dev)
 # the module needs some CPython 3.8+ with headers (scripts/find-pythons)
 [ -n "$(PYTHONS= "$(dirname "$0")/find-pythons" 2>/dev/null)" ] || need_debs+=(python3-dev)
 

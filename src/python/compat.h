@@ -83,6 +83,7 @@
 #define PP_OFF_FRAME_OWNER offsetof(struct _PyInterpreterFrame, owner)
 #if PY_VERSION_HEX < 0x030C0000
 #define PP_FRAME_OWNER_SHIM_MIN -1                /* 3.11: no shim frames */
+#define PP_OFF_FRAME_IS_ENTRY offsetof(struct _PyInterpreterFrame, is_entry)
 #else
 #define PP_FRAME_OWNER_SHIM_MIN FRAME_OWNED_BY_CSTACK
 #endif
@@ -100,6 +101,10 @@
 #else
 #define PP_FRAME_OWNER_SHIM_MIN FRAME_OWNED_BY_INTERPRETER  /* and CSTACK */
 #endif
+#endif
+
+#ifndef PP_OFF_FRAME_IS_ENTRY
+#define PP_OFF_FRAME_IS_ENTRY -1
 #endif
 
 #if PY_VERSION_HEX >= 0x030E0000

@@ -37,6 +37,7 @@ const pp_py_offsets perfpy_py_offsets = {
     .frame_instr = PP_OFF_FRAME_INSTR,
     .frame_owner = PP_OFF_FRAME_OWNER,
     .frame_owner_shim_min = PP_FRAME_OWNER_SHIM_MIN,
+    .frame_is_entry = PP_OFF_FRAME_IS_ENTRY,
     .code_qualname = PP_OFF_CODE_QUALNAME,
     .code_name = offsetof(PyCodeObject, co_name),
     .code_filename = offsetof(PyCodeObject, co_filename),

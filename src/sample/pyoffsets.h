@@ -48,6 +48,9 @@ typedef struct pp_py_offsets {
     int32_t frame_instr;          /* f_lasti (an int) or a pointer into the code */
     int32_t frame_owner;          /* a char; -1 before 3.11 */
     int32_t frame_owner_shim_min; /* owner values from this up are shims (3.12+) */
+    int32_t frame_is_entry;       /* 3.11: a char, 1 on the first frame of an
+                                     evaluation; -1 elsewhere (3.8-3.10: every
+                                     frame is one; 3.12+: the frame after a shim) */
     int32_t code_qualname;
     int32_t code_name;
     int32_t code_filename;

@@ -223,7 +223,7 @@ static void peek_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, char *out
     out[w] = '\0';
 }
 
-static void peek_code(pid_t pid, const pp_py_offsets *o, uint64_t code, pp_pyread_frame *f)
+void pp_pyread_code(pid_t pid, const pp_py_offsets *o, uint64_t code, pp_pyread_frame *f)
 {
     uint64_t name = 0, file = 0;
     int32_t line = 0;
@@ -271,7 +271,7 @@ static void walk(pid_t pid, const pp_py_offsets *o, uint64_t frame, pp_pyread_th
                 t->truncated = 1;
                 return;
             }
-            peek_code(pid, o, code, &t->f[t->n++]);
+            pp_pyread_code(pid, o, code, &t->f[t->n++]);
         }
         frame = prev;
     }

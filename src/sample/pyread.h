@@ -47,6 +47,10 @@ int pp_pyoffsets_read(const char *module_path, pp_py_offsets *out);
 int pp_py_symbol_address(const pp_maps *maps, const char *name, uint64_t *addr,
                          char *file, size_t len);
 
+/* Names one code object at code in pid (qualname, file, def line; empty
+ * strings and 0 for what cannot be read). */
+void pp_pyread_code(pid_t pid, const pp_py_offsets *o, uint64_t code, pp_pyread_frame *f);
+
 /* The Python stacks of every thread of the main interpreter of pid, whose
  * _PyRuntime is at runtime; up to max threads into out. The number of
  * threads, or -errno (-ESRCH: the process is gone; -EFAULT: its memory did

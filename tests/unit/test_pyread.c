@@ -176,7 +176,8 @@ TEST(pyread_every_interpreter_from_outside)
 
         if (child == 0) {           /* one interpreter per process: a failure names it */
             read_one(&v[i], dir);
-            exit(0);
+            fflush(stdout);
+            _exit(0);
         }
         waitpid(child, &status, 0);
         ASSERT_EQ_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);

@@ -1,0 +1,33 @@
+/*
+ * Sample mode's collector in user space (issue 15): loads sample.bpf.c,
+ * attaches it to a cpu-clock perf event on every CPU at the rate asked,
+ * and hands each ring-buffer record (collect_bpf.h) of the processes added
+ * as targets to a callback. Needs root, or CAP_BPF and CAP_PERFMON.
+ */
+#ifndef PERFPY_SAMPLE_COLLECT_H
+#define PERFPY_SAMPLE_COLLECT_H
+
+#include "collect_bpf.h"
+#include "pyoffsets.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct pp_collector pp_collector;
+
+/* Loads and attaches at freq Hz per CPU. 0, or -errno with a message in
+ * why (size len): what is missing (privileges, BPF, BTF) and what to do. */
+int pp_collect_open(pp_collector **out, int freq, char *why, size_t len);
+/* Samples pid's threads from now on, reading its Python frames with o and
+ * the _PyRuntime address runtime. 0 or -errno. */
+int pp_collect_add(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t runtime);
+void pp_collect_remove(pp_collector *c, pid_t pid);
+/* Waits up to timeout_ms for records, calls fn on each; the number handled,
+ * or -errno. */
+typedef void (*pp_collect_fn)(const struct pp_bpf_sample *s, void *ctx);
+int pp_collect_poll(pp_collector *c, int timeout_ms, pp_collect_fn fn, void *ctx);
+/* Samples the kernel could not hand over (the ring buffer was full). */
+uint64_t pp_collect_lost(const pp_collector *c);
+void pp_collect_close(pp_collector *c);
+
+#endif

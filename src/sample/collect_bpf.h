@@ -1,0 +1,59 @@
+/*
+ * What sample.bpf.c and collect.c share: a target process's entry, and one
+ * sample's ring-buffer record. Fixed sizes, __u types: the same layout on
+ * both sides of the kernel boundary.
+ */
+#ifndef PERFPY_SAMPLE_COLLECT_BPF_H
+#define PERFPY_SAMPLE_COLLECT_BPF_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define PP_BPF_MAX_TARGETS 4096
+#define PP_BPF_RING_BYTES (32 << 20)
+#define PP_BPF_MAX_THREADS 64       /* threads searched for the sampled one */
+#define PP_BPF_MAX_PY 128           /* Python frames read (a power of two) */
+#define PP_BPF_MAX_HOPS 192         /* frames walked, shims included */
+#define PP_BPF_MAX_KERNEL 64
+#define PP_BPF_STACK_PAGES 17       /* 64 KiB from sp, and sp's own page */
+
+enum {
+    PP_BPF_USER = 1,                /* the task has user memory: regs and stack */
+    PP_BPF_PY_THREAD = 2,           /* its PyThreadState was found */
+    PP_BPF_PY_TRUNCATED = 4,        /* deeper than PP_BPF_MAX_PY */
+};
+
+/* pyoffsets.h's fields the kernel side needs (-1: absent). */
+struct pp_bpf_offsets {
+    __s32 runtime_interpreters_head, interp_threads_head;
+    __s32 tstate_next, tstate_thread_id, tstate_frame, tstate_cframe, cframe_current_frame;
+    __s32 frame_is_object, frame_previous, frame_code, frame_code_tag_mask, frame_instr;
+    __s32 frame_owner, frame_owner_shim_min, frame_is_entry;
+};
+
+struct pp_bpf_target {
+    __u64 runtime;                  /* _PyRuntime's address in the process */
+    struct pp_bpf_offsets off;
+};
+
+struct pp_bpf_pyframe {
+    __u64 code;                     /* the code object */
+    __u64 instr;                    /* f_lasti, or the instruction pointer */
+    __u64 entry;                    /* 1: the first frame of an evaluation */
+};
+
+struct pp_bpf_sample {
+    __u32 pid, tid;
+    __u64 time_ns;
+    __u32 flags, npy;
+    __u32 nkernel, stack_len;       /* bytes of stack[] read */
+    __u32 stack_skip, pad;          /* sp's offset in stack[] */
+    char comm[16];
+    __u64 regs[17];                 /* x86_64 DWARF order, as sample.h */
+    __u64 kips[PP_BPF_MAX_KERNEL];
+    struct pp_bpf_pyframe py[PP_BPF_MAX_PY];
+    __u8 stack[PP_BPF_STACK_PAGES * 4096];
+};
+
+#endif

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sample mode's collector in the kernel (issue 15; see sample.h): at each
+ * cpu-clock sample of a process being profiled, one ring-buffer record
+ * with what user space needs and cannot get later:
+ *
+ *   kernel ips                  bpf_get_stack
+ *   the user registers          bpf_task_pt_regs (also when the sample hit
+ *                               the kernel: the registers at its entry)
+ *   a copy of the user stack    sp's page and those above it, until one
+ *                               cannot be read
+ *   the Python frames           the thread's PyThreadState, found by its
+ *                               thread_id (pthread_self) == the task's fsbase
+ *                               in the interpreter's thread list, then its
+ *                               frame chain: each frame's code object address,
+ *                               instruction pointer and whether it is the
+ *                               first frame of an evaluation
+ *
+ * Only reads (bpf_probe_read_user): the program is not changed, stopped or
+ * slowed beyond the sample itself. The structure offsets come from user
+ * space per process (pyoffsets.h, the module of its version). GPL: the
+ * helpers it calls need it; it is built apart from perfpy's own code and
+ * loaded at run time.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "collect_bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, PP_BPF_MAX_TARGETS);
+    __type(key, __u32);                     /* tgid */
+    __type(value, struct pp_bpf_target);
+} targets SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, PP_BPF_RING_BYTES);
+} events SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u64);
+} lost SEC(".maps");
+
+static __always_inline __u64 rd(__u64 addr, __s32 off)
+{
+    __u64 v = 0;
+
+    if (!addr || off < 0)
+        return 0;
+    bpf_probe_read_user(&v, sizeof(v), (const void *)(addr + off));
+    return v;
+}
+
+static __always_inline __u8 rd8(__u64 addr, __s32 off)
+{
+    __u8 v = 0;
+
+    if (!addr || off < 0)
+        return 0;
+    bpf_probe_read_user(&v, sizeof(v), (const void *)(addr + off));
+    return v;
+}
+
+struct walk {
+    const struct pp_bpf_offsets *o;
+    struct pp_bpf_sample *s;
+    __u64 fsbase, ts, frame;
+    __u32 n;
+    int found;
+};
+
+/* bpf_loop callbacks: the verifier checks each body once, not once per
+ * iteration (the unrolled walk was past its limit). 1 ends the loop. */
+static long find_thread(__u32 i, void *ctx)
+{
+    struct walk *w = ctx;
+
+    if (!w->ts)
+        return 1;
+    if (rd(w->ts, w->o->tstate_thread_id) == w->fsbase) {
+        w->found = 1;
+        return 1;
+    }
+    w->ts = rd(w->ts, w->o->tstate_next);
+    return 0;
+}
+
+static long one_frame(__u32 i, void *ctx)
+{
+    struct walk *w = ctx;
+    const struct pp_bpf_offsets *o = w->o;
+    struct pp_bpf_sample *s = w->s;
+    __u64 frame = w->frame, code, prev;
+    __u8 owner;
+    int shim;
+    __u32 n = w->n;
+
+    if (!frame)
+        return 1;
+    code = rd(frame, o->frame_code) & ~(__u64)o->frame_code_tag_mask;
+    prev = rd(frame, o->frame_previous);
+    owner = rd8(frame, o->frame_owner);
+    shim = o->frame_owner_shim_min >= 0 && owner >= o->frame_owner_shim_min;
+    w->frame = prev;
+    if (shim) {
+        /* 3.12+: the frame before a shim began an evaluation */
+        if (n > 0)
+            s->py[(n - 1) & (PP_BPF_MAX_PY - 1)].entry = 1;
+        return 0;
+    }
+    if (!code)
+        return 0;
+    if (n >= PP_BPF_MAX_PY) {
+        s->flags |= PP_BPF_PY_TRUNCATED;
+        return 1;
+    }
+    n &= PP_BPF_MAX_PY - 1;
+    s->py[n].code = code;
+    s->py[n].instr = o->frame_is_object ? (__u64)(__u32)rd(frame, o->frame_instr)
+                                        : rd(frame, o->frame_instr);
+    s->py[n].entry = o->frame_is_object ? 1
+                     : o->frame_is_entry >= 0 ? rd8(frame, o->frame_is_entry) : 0;
+    w->n = n + 1;
+    return 0;
+}
+
+static __always_inline void python_frames(const struct pp_bpf_target *t,
+                                          struct task_struct *task,
+                                          struct pp_bpf_sample *s)
+{
+    const struct pp_bpf_offsets *o = &t->off;
+    struct walk w = {.o = o, .s = s};
+
+    w.fsbase = BPF_CORE_READ(task, thread.fsbase);
+    w.ts = rd(rd(t->runtime, o->runtime_interpreters_head), o->interp_threads_head);
+    bpf_loop(PP_BPF_MAX_THREADS, find_thread, &w, 0);
+    if (!w.found)
+        return;
+    s->flags |= PP_BPF_PY_THREAD;
+    if (o->tstate_cframe >= 0)
+        w.frame = rd(rd(w.ts, o->tstate_cframe), o->cframe_current_frame);
+    else
+        w.frame = rd(w.ts, o->tstate_frame);
+    bpf_loop(PP_BPF_MAX_HOPS, one_frame, &w, 0);
+    if (!w.frame && w.n > 0)
+        s->py[(w.n - 1) & (PP_BPF_MAX_PY - 1)].entry = 1;   /* the outermost */
+    s->npy = w.n;
+}
+
+SEC("perf_event")
+int pp_on_sample(struct bpf_perf_event_data *ctx)
+{
+    __u64 id = bpf_get_current_pid_tgid();
+    __u32 tgid = id >> 32, zero = 0;
+    struct pp_bpf_target *t = bpf_map_lookup_elem(&targets, &tgid);
+    struct task_struct *task;
+    struct pt_regs *ur;
+    struct pp_bpf_sample *s;
+    __u64 sp, *l;
+    long k;
+
+    if (!t)
+        return 0;
+    s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
+    if (!s) {
+        if ((l = bpf_map_lookup_elem(&lost, &zero)))
+            (*l)++;
+        return 0;
+    }
+    s->pid = tgid;
+    s->tid = (__u32)id;
+    s->time_ns = bpf_ktime_get_ns();
+    s->flags = 0;
+    s->npy = 0;
+    s->stack_len = 0;
+    s->stack_skip = 0;
+    bpf_get_current_comm(s->comm, sizeof(s->comm));
+    k = bpf_get_stack(ctx, s->kips, sizeof(s->kips), 0);
+    s->nkernel = k > 0 ? (__u32)((__u64)k / 8) : 0;
+    task = bpf_get_current_task_btf();
+    ur = (struct pt_regs *)bpf_task_pt_regs(task);
+    s->regs[0] = BPF_CORE_READ(ur, ax);
+    s->regs[1] = BPF_CORE_READ(ur, dx);
+    s->regs[2] = BPF_CORE_READ(ur, cx);
+    s->regs[3] = BPF_CORE_READ(ur, bx);
+    s->regs[4] = BPF_CORE_READ(ur, si);
+    s->regs[5] = BPF_CORE_READ(ur, di);
+    s->regs[6] = BPF_CORE_READ(ur, bp);
+    s->regs[7] = sp = BPF_CORE_READ(ur, sp);
+    s->regs[8] = BPF_CORE_READ(ur, r8);
+    s->regs[9] = BPF_CORE_READ(ur, r9);
+    s->regs[10] = BPF_CORE_READ(ur, r10);
+    s->regs[11] = BPF_CORE_READ(ur, r11);
+    s->regs[12] = BPF_CORE_READ(ur, r12);
+    s->regs[13] = BPF_CORE_READ(ur, r13);
+    s->regs[14] = BPF_CORE_READ(ur, r14);
+    s->regs[15] = BPF_CORE_READ(ur, r15);
+    s->regs[16] = BPF_CORE_READ(ur, ip);
+    if (task->mm && sp) {
+        __u64 base = sp & ~4095ULL;
+
+        /* whole pages from sp's own: a read that crosses the stack's end
+         * fails whole, and the outermost frames are the last bytes */
+        s->flags |= PP_BPF_USER;
+        s->stack_skip = sp - base;
+        for (int i = 0; i < PP_BPF_STACK_PAGES; i++) {
+            if (bpf_probe_read_user(s->stack + i * 4096, 4096, (const void *)(base + i * 4096)))
+                break;
+            s->stack_len += 4096;
+        }
+        python_frames(t, task, s);
+    }
+    bpf_ringbuf_submit(s, 0);
+    return 0;
+}
