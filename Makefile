@@ -36,7 +36,7 @@ ENGINE_SRCS := $(wildcard src/engine/*.c) $(PP_TEMPLATE)
 ENGINE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(ENGINE_SRCS))
 # Three layers, each its own library; dependencies point one way:
 # cli (commands) -> report (perf.data -> profile) -> output (profile -> bytes)
-CLI_SRCS := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+CLI_SRCS := $(filter-out src/cli/main.c src/cli/sample_main.c,$(wildcard src/cli/*.c))
 CLI_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(CLI_SRCS))
 REPORT_SRCS := $(wildcard src/report/*.c) $(wildcard src/output/*.c)
 REPORT_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(REPORT_SRCS))
@@ -75,7 +75,9 @@ CLI := $(BUILD)/perfpy
 LIBDIR := $(BUILD)/lib
 
 .PHONY: all clean demo test unit deps install uninstall wheel asan ubsan fuzz stress bench fuzz-replay docs-images FORCE
-all: $(CLI) modules
+# sample mode's recorder, where the BPF collector is built (sample_main.c)
+SAMPLER := $(if $(PP_BPF),$(BUILD)/perfpy-sample)
+all: $(CLI) modules $(SAMPLER)
 	@:
 
 # ---- engine and CLI ------------------------------------------------------
@@ -122,6 +124,10 @@ $(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/
 
 $(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(REPORT_LIB) $(ENGINE_LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/perfpy-sample: $(BUILD)/obj/cli/sample_main.c.o $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) \
+                        $(SAMPLE_LIB) $(REPORT_LIB) $(ENGINE_LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BPF_LDLIBS) $(UNWIND_LDLIBS)
 
 # ---- the module, once per interpreter ------------------------------------
 # build/pythons.mk lists one module per EXT_SUFFIX (scripts/find-pythons).

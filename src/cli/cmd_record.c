@@ -268,11 +268,14 @@ static int choose(plan *p)
     pp_error err;
     int rc;
 
-    if (pp_perf_find(NULL, p->perf, sizeof(p->perf), &err) < 0)
+    int sample = strcmp(p->o.mode, "sample") == 0;     /* needs no perf */
+
+    if (!sample && pp_perf_find(NULL, p->perf, sizeof(p->perf), &err) < 0)
         return pp_fail_error(&err);
     if (self_exe(p->self, sizeof(p->self)) < 0)
         return pp_fail("cannot find perfpy's own executable: %s", strerror(errno));
-    p->unwinder = pp_perf_unwinder(p->perf);
+    if (!sample)
+        p->unwinder = pp_perf_unwinder(p->perf);
     if (p->o.argv) {
         if (pp_find_libdir(p->libdir, sizeof(p->libdir)) < 0)
             return PP_EXIT_FAIL;
@@ -296,6 +299,49 @@ static int choose(plan *p)
     else
         default_output(&p->o, p->output, sizeof(p->output));
     return check_output(p);
+}
+
+/* Sample mode: perfpy-sample (sample_main.c) records and writes the
+ * profile; it replaces this process, and its status is the program's. */
+static int record_sample(plan *p)
+{
+    char helper[PATH_MAX + 16], module[PATH_MAX + 128], rate[32];
+    char *slash = strrchr(p->self, '/');
+    char **argv;
+    int n = 0, k = 0;
+
+    if (p->o.pid)
+        return pp_fail("-p in sample mode is not built yet; --mode jit attaches to a "
+                       "process whose perfpy engine is active (PERFPY=jit)");
+    if (!p->interp.known || !p->interp.cpython)
+        return pp_fail("sample mode reads the Python frames of a CPython it starts itself; "
+                       "'%s' is not one (give the interpreter: perfpy record --mode sample "
+                       "-- python3 app.py)", p->o.argv[0]);
+    snprintf(helper, sizeof(helper), "%.*s/perfpy-sample",
+             slash ? (int)(slash - p->self) : 1, slash ? p->self : ".");
+    if (access(helper, X_OK) != 0)
+        return pp_fail("sample mode is not built in this perfpy (%s is missing): building "
+                       "it needs clang, bpftool and libbpf's headers (scripts/deps.sh "
+                       "installs them, then make)", helper);
+    pp_interp_module(&p->interp, p->libdir, module, sizeof(module));
+    snprintf(rate, sizeof(rate), "%ld", p->o.rate);
+    while (p->o.argv[n])
+        n++;
+    if (!(argv = calloc((size_t)n + 9, sizeof(*argv))))
+        return pp_fail("out of memory");
+    argv[k++] = helper;
+    argv[k++] = (char *)p->o.format->name;
+    argv[k++] = p->output;
+    argv[k++] = rate;
+    argv[k++] = module;
+    argv[k++] = p->o.no_native ? "1" : "0";
+    argv[k++] = "--";
+    for (int i = 0; i < n; i++)
+        argv[k++] = p->o.argv[i];
+    fflush(stderr);
+    execv(helper, argv);
+    free(argv);
+    return pp_fail("cannot run %s: %s", helper, strerror(errno));
 }
 
 /* Step 2: the recording's own directory (perf.data, line sidecars) and the
@@ -624,6 +670,10 @@ int pp_cmd_record(int argc, char **argv)
     rc = pp_parsed("record", pp_record_parse(argc, argv, &p->o, &u), &u, pp__record_help);
     if (rc >= 0 || (rc = choose(p)) != 0)
         goto out;
+    if (strcmp(p->mode, "sample") == 0) {
+        rc = record_sample(p);
+        goto out;
+    }
     if ((rc = make_dirs(p)) != 0 || (p->o.argv && (rc = set_env(p)) != 0)) {
         clean_early(p);
         goto out;

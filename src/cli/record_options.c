@@ -59,7 +59,10 @@ void pp__record_help(FILE *out)
             "                        function with a perf using libunwind, and name no\n"
             "                        Python function with one using libdw, as perf 7\n"
             "                        does); jit: jitdump + DWARF unwinding, whole\n"
-            "                        stacks without frame pointers\n"
+            "                        stacks without frame pointers; sample (root, BPF):\n"
+            "                        nothing installed in the program, its Python frames\n"
+            "                        read at each sample (perf is not used; def lines;\n"
+            "                        its children are not followed)\n"
             "      --stack-size BYTES  stack copied per sample for DWARF unwinding, a\n"
             "                        multiple of 8 up to %d (default: %d, about 60\n"
             "                        Python frames on 3.8-3.13, 30 on 3.14+)\n"
@@ -143,8 +146,9 @@ static int record_option(int c, void *opts, pp_usage *u)
             return pp_usage_set(u, "--pid takes a process id, not '%s'", optarg);
         break;
     case OPT_MODE:
-        if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "jit"))
-            return pp_usage_set(u, "--mode must be auto, perf or jit, not '%s'",
+        if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "jit") &&
+            strcmp(optarg, "sample"))
+            return pp_usage_set(u, "--mode must be auto, perf, jit or sample, not '%s'",
                                   optarg);
         o->mode = optarg;
         break;

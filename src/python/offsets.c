@@ -50,4 +50,5 @@ const pp_py_offsets perfpy_py_offsets = {
     .str_length = offsetof(PyASCIIObject, length),
     .str_ascii_data = sizeof(PyASCIIObject),
     .str_compact_data = sizeof(PyCompactUnicodeObject),
+    .object_type = offsetof(PyObject, ob_type),
 };

@@ -61,6 +61,7 @@ typedef struct pp_py_offsets {
     int32_t str_length;
     int32_t str_ascii_data;       /* sizeof(PyASCIIObject) */
     int32_t str_compact_data;     /* sizeof(PyCompactUnicodeObject) */
+    int32_t object_type;          /* PyObject.ob_type */
 } pp_py_offsets;
 
 #endif

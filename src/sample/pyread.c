@@ -193,9 +193,17 @@ static size_t utf8(uint32_t c, char *out)
     return 4;
 }
 
+static int is_a(pid_t pid, const pp_py_offsets *o, uint64_t obj, uint64_t type)
+{
+    uint64_t t = 0;
+
+    return !type || (peek_ptr(pid, obj, o->object_type, &t) == 0 && t == type);
+}
+
 /* A str object (compact, as every name and file name is) as UTF-8; "" when
- * it cannot be read. */
-static void peek_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, char *out, size_t size)
+ * it cannot be read, or is no str (str_type: PyUnicode_Type, 0: unchecked). */
+static void peek_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, uint64_t str_type,
+                     char *out, size_t size)
 {
     uint32_t state;
     int64_t length;
@@ -203,7 +211,8 @@ static void peek_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, char *out
     size_t kind, n, w = 0;
 
     out[0] = '\0';
-    if (peek(pid, addr + (uint64_t)o->str_state, &state, sizeof(state)) != 0 ||
+    if (!is_a(pid, o, addr, str_type) ||
+        peek(pid, addr + (uint64_t)o->str_state, &state, sizeof(state)) != 0 ||
         peek(pid, addr + (uint64_t)o->str_length, &length, sizeof(length)) != 0 ||
         !(state & o->str_compact_mask) || length < 0)
         return;
@@ -218,23 +227,40 @@ static void peek_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, char *out
     for (size_t i = 0; i < n && w + 5 <= size; i++) {
         uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((const uint16_t *)(void *)raw)[i]
                                                     : ((const uint32_t *)(void *)raw)[i];
+
+        if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+            c = 0xfffd;              /* never write what is not UTF-8 */
         w += utf8(c, out + w);
     }
     out[w] = '\0';
 }
 
-void pp_pyread_code(pid_t pid, const pp_py_offsets *o, uint64_t code, pp_pyread_frame *f)
+int pp_pyread_code(pid_t pid, const pp_py_offsets *o, const pp_pyread_types *types,
+                   uint64_t code, pp_pyread_frame *f)
 {
     uint64_t name = 0, file = 0;
     int32_t line = 0;
 
     f->code = code;
+    f->qualname[0] = f->file[0] = '\0';
+    f->def_line = 0;
+    if (!is_a(pid, o, code, types ? types->code : 0))
+        return 0;
     peek_ptr(pid, code, o->code_qualname >= 0 ? o->code_qualname : o->code_name, &name);
     peek_ptr(pid, code, o->code_filename, &file);
     peek(pid, code + (uint64_t)o->code_firstlineno, &line, sizeof(line));
-    peek_str(pid, o, name, f->qualname, sizeof(f->qualname));
-    peek_str(pid, o, file, f->file, sizeof(f->file));
+    peek_str(pid, o, name, types ? types->str : 0, f->qualname, sizeof(f->qualname));
+    peek_str(pid, o, file, types ? types->str : 0, f->file, sizeof(f->file));
     f->def_line = line;
+    return f->qualname[0] != '\0';
+}
+
+int pp_pyread_types_find(const pp_maps *maps, pp_pyread_types *t)
+{
+    if (pp_py_symbol_address(maps, "PyCode_Type", &t->code, NULL, 0) != 0 ||
+        pp_py_symbol_address(maps, "PyUnicode_Type", &t->str, NULL, 0) != 0)
+        return -ENOENT;
+    return 0;
 }
 
 /* ---- the walk --------------------------------------------------------------- */
@@ -271,7 +297,7 @@ static void walk(pid_t pid, const pp_py_offsets *o, uint64_t frame, pp_pyread_th
                 t->truncated = 1;
                 return;
             }
-            pp_pyread_code(pid, o, code, &t->f[t->n++]);
+            pp_pyread_code(pid, o, NULL, code, &t->f[t->n++]);
         }
         frame = prev;
     }

@@ -47,9 +47,22 @@ int pp_pyoffsets_read(const char *module_path, pp_py_offsets *out);
 int pp_py_symbol_address(const pp_maps *maps, const char *name, uint64_t *addr,
                          char *file, size_t len);
 
-/* Names one code object at code in pid (qualname, file, def line; empty
- * strings and 0 for what cannot be read). */
-void pp_pyread_code(pid_t pid, const pp_py_offsets *o, uint64_t code, pp_pyread_frame *f);
+/* The addresses of PyCode_Type and PyUnicode_Type in a process: what a
+ * code object and a str there point to as their type. */
+typedef struct pp_pyread_types {
+    uint64_t code, str;
+} pp_pyread_types;
+
+/* Finds them in the files pid maps; 0 or -ENOENT. */
+int pp_pyread_types_find(const pp_maps *maps, pp_pyread_types *t);
+
+/* Names one code object at code in pid (qualname, file, def line). With
+ * types (may be NULL), an object that is not a code object, or a name that
+ * is not a str, is not read: a code object that died since the sample (its
+ * memory reused) gives 0 and empty strings, never garbage. 1 when named,
+ * else 0. */
+int pp_pyread_code(pid_t pid, const pp_py_offsets *o, const pp_pyread_types *types,
+                   uint64_t code, pp_pyread_frame *f);
 
 /* The Python stacks of every thread of the main interpreter of pid, whose
  * _PyRuntime is at runtime; up to max threads into out. The number of

@@ -452,6 +452,82 @@ class UnnamedCode(RecordTest):
                  "half ran")
 
 
+SAMPLER = os.path.join(os.path.dirname(PERFPY), "perfpy-sample")
+
+
+class SampleMode(RecordTest):
+    """--mode sample (issue 15): nothing installed in the program (no
+    module, no environment, no file in /tmp), its Python frames read by the
+    BPF collector at each sample, native frames by libdw: the example's
+    stacks whole on every interpreter, foo's def line, the program's exit
+    status passed on. Negative: without privileges, one message and nothing
+    written."""
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.exists(SAMPLER):
+            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+
+    @needs_perf
+    def test_whole_stacks_with_nothing_installed(self):
+        if os.geteuid() != 0:
+            self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                out = self.out("sample-%s.txt" % py.label)
+                before = set(glob.glob("/tmp/perf-*.map") + glob.glob("/tmp/jit-*.dump"))
+                p = self.record(["--mode", "sample", "-f", "collapsed", "-o", out],
+                                [py.path, "-c", "import runpy, os, sys; print('pid', "
+                                 "os.getpid(), flush=True); sys.argv = [%r, '40000000']; "
+                                 "runpy.run_path(%r, run_name='__main__')"
+                                 % (EXAMPLE, EXAMPLE)], env={"PYTHONPATH": None})
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                self.assertIn("in sample mode", p.stderr)
+                stacks = collapsed_counts(out)
+                foo = sum(n for s_, n in stacks.items() if re.search(r"(^|;)foo \(", s_))
+                whole = sum(n for s_, n in stacks.items() if whole_chain(s_))
+                note("%s: sample mode, %d of %d samples in foo whole to <module>"
+                     % (py.label, whole, foo))
+                self.assertGreater(foo, 100, p.stderr[-2000:])
+                self.assertGreaterEqual(whole * 100, foo * 99)
+                after = set(glob.glob("/tmp/perf-*.map") + glob.glob("/tmp/jit-*.dump"))
+                pid = re.search(r"^pid (\d+)$", p.stdout, re.M).group(1)
+                self.assertEqual([f for f in after - before if "-%s." % pid in f], [])
+                self.assert_nothing_left()
+
+    @needs_perf
+    def test_the_programs_exit_status_is_passed_on(self):
+        if os.geteuid() != 0:
+            self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
+        py = interpreters()[-1]
+        p = self.record(["--mode", "sample", "-f", "collapsed", "-o", self.out("x.txt")],
+                        [py.path, "-c", "import sys\nfor i in range(10**6): pass\nsys.exit(3)"])
+        self.assertEqual(p.returncode, 3, p.stderr[-2000:])
+        self.assertTrue(os.path.exists(self.out("x.txt")))
+
+    def test_without_privileges_one_message_and_nothing_written(self):
+        if os.geteuid() != 0 or not shutil.which("setpriv"):
+            self.skipTest("needs root and setpriv to run as another user")
+        pys = [py for py in interpreters() if py.path.startswith("/usr/")]
+        if not pys:
+            self.skipTest("no interpreter outside root's home for another user to run")
+        os.chmod(self.tmp, 0o777)
+        root = support.tree_for_others(self.tmp, os.path.relpath(PERFPY, support.ROOT),
+                                       os.path.relpath(SAMPLER, support.ROOT),
+                                       os.path.relpath(LIBDIR, support.ROOT))
+        out = self.out("denied.txt")
+        p = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                 os.path.join(root, os.path.relpath(PERFPY, support.ROOT)), "record",
+                 "--mode", "sample", "-f", "collapsed", "-o", out, "--", pys[-1].path, "-c",
+                 "print('ran')"], env={"TMPDIR": self.tmp})
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("needs root, or the capabilities CAP_BPF and CAP_PERFMON", p.stderr)
+        self.assertIn("--mode perf or --mode jit", p.stderr)
+        self.assertEqual(p.stderr.count("perfpy:"), 1, p.stderr)
+        self.assertNotIn("ran", p.stdout)
+        self.assertFalse(os.path.exists(out))
+
+
 class MaxStackShared(RecordTest):
     """kernel.perf_event_max_stack, raised for a frame-pointer recording, is
     put back even when the kernel refuses at the recording's end because

@@ -40,6 +40,7 @@ static const char PROGRAM[] =
 typedef struct live {
     pid_t pid;
     pp_py_offsets o;
+    pp_pyread_types types;
     pp_unwinder *u;
     pp_splicer *sp;
     size_t samples, with_py, chain_ok, whole, spliced_ok;
@@ -54,7 +55,7 @@ static int chain_is_right(live *l, const struct pp_bpf_sample *s)
     if (s->npy != 4)
         return 0;
     for (unsigned i = 0; i < 4; i++) {
-        pp_pyread_code(l->pid, &l->o, s->py[i].code, &f);
+        pp_pyread_code(l->pid, &l->o, &l->types, s->py[i].code, &f);
         if (strcmp(f.qualname, want[i]) != 0)
             return 0;
     }
@@ -92,7 +93,7 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
     ps.stack = s->stack + s->stack_skip;
     ps.stack_len = s->stack_len > s->stack_skip ? s->stack_len - s->stack_skip : 0;
     for (unsigned i = 0; i < s->npy; i++) {
-        pp_pyread_code(l->pid, &l->o, s->py[i].code, &names[i]);
+        pp_pyread_code(l->pid, &l->o, &l->types, s->py[i].code, &names[i]);
         py[i] = (pp_pyframe){names[i].qualname, names[i].file, names[i].def_line,
                              names[i].def_line, (int)s->py[i].entry};
     }
@@ -153,6 +154,7 @@ static void sample_one(const char *python, const char *module, int minor)
         TEST_FAIL_("%s did not start", python);
     ASSERT_EQ_INT(pp_maps_read(l.pid, &maps), 0);
     ASSERT_EQ_INT(pp_py_symbol_address(&maps, "_PyRuntime", &runtime, NULL, 0), 0);
+    ASSERT_EQ_INT(pp_pyread_types_find(&maps, &l.types), 0);
     pp_maps_free(&maps);
     ASSERT_EQ_INT(pp_collect_add(c, l.pid, &l.o, runtime), 0);
     while (waitpid(l.pid, &status, WNOHANG) == 0)
