@@ -51,7 +51,8 @@ HDRS := $(wildcard include/perfpy/*.h src/engine/*.h src/cli/*.h src/report/*.h 
 # Sample mode's native half (issue 15): plain C on every machine (maps and
 # kallsyms parsers, the splice) and, apart, the libdw unwinder: built only
 # on x86_64 where elfutils' header is found, so the rest builds without it.
-SAMPLE_SRCS := src/sample/maps.c src/sample/kallsyms.c src/sample/text.c src/sample/splice.c
+SAMPLE_SRCS := src/sample/maps.c src/sample/kallsyms.c src/sample/text.c src/sample/splice.c \
+               src/sample/linetable.c
 SAMPLE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(SAMPLE_SRCS))
 SAMPLE_LIB := $(BUILD)/libperfpy_sample.a
 PP_UNWIND := $(if $(filter x86_64,$(PP_ARCH)),$(shell echo '\#include <elfutils/libdwfl.h>' | \

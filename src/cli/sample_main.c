@@ -12,8 +12,9 @@
  * stack (unwind.c), names kernel frames (kallsyms.c), splices them
  * (splice.c) and folds the result (fold.c) into the profile that FORMAT's
  * writer writes to OUTPUT; then the summary, and PROGRAM's exit status as
- * its own. Frames carry their def line (the executing line needs the line
- * tables, not read yet). PROGRAM's children are not followed.
+ * its own. Frames carry their executing line (linetable.c: the code
+ * object's line table at the frame's instruction). PROGRAM's children are
+ * not followed.
  */
 #include "cli.h"
 #include "output/output.h"
@@ -76,8 +77,12 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
         pp_pyread_code(st->pid, &st->off, st->have_types ? &st->types : NULL, s->py[i].code,
                        &names[i]);
         py[i] = (pp_pyframe){names[i].qualname[0] ? names[i].qualname : "[unknown]",
-                             names[i].file, names[i].def_line, names[i].def_line,
-                             (int)s->py[i].entry};
+                             names[i].file,
+                             names[i].qualname[0]
+                                 ? pp_pyread_line(st->pid, &st->off, s->py[i].code,
+                                                  s->py[i].instr, names[i].def_line)
+                                 : 0,
+                             names[i].def_line, (int)s->py[i].entry};
     }
     ps.py = py;
     ps.npy = s->npy;
@@ -183,7 +188,7 @@ int main(int argc, char **argv)
         return PP_EXIT_FAIL;
     }
     if (pp_profile_init(&prof) != 0 || pp_fold_open(&st.fold, &prof, &fo) != 0 ||
-        pp_unwind_open(&st.u) != 0 || pp_splice_open(&st.sp, &(pp_splice_opts){1}) != 0) {
+        pp_unwind_open(&st.u) != 0 || pp_splice_open(&st.sp, NULL) != 0) {
         fprintf(stderr, "perfpy: out of memory\n");
         return PP_EXIT_FAIL;
     }

@@ -113,6 +113,20 @@
 #define PP_FRAME_CODE_TAG_MASK 0
 #endif
 
+#if PY_VERSION_HEX < 0x030A0000
+#define PP_OFF_CODE_LINETABLE offsetof(PyCodeObject, co_lnotab)
+#define PP_LINETABLE_FORMAT PP_LINES_LNOTAB
+#define PP_INSTR_KIND PP_INSTR_LASTI_BYTES
+#elif PY_VERSION_HEX < 0x030B0000
+#define PP_OFF_CODE_LINETABLE offsetof(PyCodeObject, co_linetable)
+#define PP_LINETABLE_FORMAT PP_LINES_310
+#define PP_INSTR_KIND PP_INSTR_LASTI_UNITS
+#else
+#define PP_OFF_CODE_LINETABLE offsetof(PyCodeObject, co_linetable)
+#define PP_LINETABLE_FORMAT PP_LINES_LOCATIONS
+#define PP_INSTR_KIND PP_INSTR_POINTER
+#endif
+
 #if PY_VERSION_HEX >= 0x030B0000
 #define PP_OFF_CODE_QUALNAME offsetof(PyCodeObject, co_qualname)
 #define PP_OFF_CODE_ADAPTIVE offsetof(PyCodeObject, co_code_adaptive)

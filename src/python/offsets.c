@@ -51,4 +51,9 @@ const pp_py_offsets perfpy_py_offsets = {
     .str_ascii_data = sizeof(PyASCIIObject),
     .str_compact_data = sizeof(PyCompactUnicodeObject),
     .object_type = offsetof(PyObject, ob_type),
+    .code_linetable = PP_OFF_CODE_LINETABLE,
+    .linetable_format = PP_LINETABLE_FORMAT,
+    .instr_kind = PP_INSTR_KIND,
+    .bytes_size = offsetof(PyVarObject, ob_size),
+    .bytes_data = offsetof(PyBytesObject, ob_sval),
 };

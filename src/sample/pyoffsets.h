@@ -62,6 +62,23 @@ typedef struct pp_py_offsets {
     int32_t str_ascii_data;       /* sizeof(PyASCIIObject) */
     int32_t str_compact_data;     /* sizeof(PyCompactUnicodeObject) */
     int32_t object_type;          /* PyObject.ob_type */
+    /* the executing line: the code object's line table and where the frame is */
+    int32_t code_linetable;       /* co_lnotab (3.8, 3.9), co_linetable (3.10+) */
+    int32_t linetable_format;     /* PP_LINES_* */
+    int32_t instr_kind;           /* PP_INSTR_*: what frame_instr holds */
+    int32_t bytes_size;           /* PyVarObject.ob_size of a bytes object */
+    int32_t bytes_data;           /* PyBytesObject.ob_sval */
 } pp_py_offsets;
+
+enum {
+    PP_LINES_LNOTAB = 0,          /* 3.8, 3.9: (byte delta, signed line delta) pairs */
+    PP_LINES_310 = 1,             /* 3.10: (byte delta, signed line delta, -128: none) */
+    PP_LINES_LOCATIONS = 2,       /* 3.11+: the location table (Objects/locations.md) */
+};
+enum {
+    PP_INSTR_LASTI_BYTES = 0,     /* f_lasti, a byte offset (3.8, 3.9) */
+    PP_INSTR_LASTI_UNITS = 1,     /* f_lasti, in 2-byte code units (3.10) */
+    PP_INSTR_POINTER = 2,         /* a pointer into co_code_adaptive (3.11+) */
+};
 
 #endif

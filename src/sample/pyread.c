@@ -7,6 +7,7 @@
  * (the frames read so far are kept), and nothing read is trusted as a size.
  */
 #include "pyread.h"
+#include "linetable.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -261,6 +262,34 @@ int pp_pyread_types_find(const pp_maps *maps, pp_pyread_types *t)
         pp_py_symbol_address(maps, "PyUnicode_Type", &t->str, NULL, 0) != 0)
         return -ENOENT;
     return 0;
+}
+
+/* ---- line tables (the parser: linetable.c) ---------------------------------- */
+
+#define TABLE_MAX 65536      /* bytes of a line table read */
+
+int pp_pyread_line(pid_t pid, const pp_py_offsets *o, uint64_t code, uint64_t instr,
+                   int def_line)
+{
+    static unsigned char table[TABLE_MAX];
+    uint64_t bytes = 0;
+    int64_t size = 0, offset;
+
+    if (o->code_linetable < 0 || peek_ptr(pid, code, o->code_linetable, &bytes) != 0 ||
+        peek(pid, bytes + (uint64_t)o->bytes_size, &size, sizeof(size)) != 0 ||
+        size <= 0 || size > TABLE_MAX ||
+        peek(pid, bytes + (uint64_t)o->bytes_data, table, (size_t)size) != 0)
+        return def_line;
+    if (o->instr_kind == PP_INSTR_POINTER) {
+        uint64_t start = code + (uint64_t)o->code_adaptive;
+
+        if (o->code_adaptive < 0 || instr < start)
+            return def_line;
+        offset = (int64_t)(instr - start);
+    } else {
+        offset = (int64_t)(int32_t)instr * (o->instr_kind == PP_INSTR_LASTI_UNITS ? 2 : 1);
+    }
+    return pp_linetable_line(table, (size_t)size, o->linetable_format, offset, def_line);
 }
 
 /* ---- the walk --------------------------------------------------------------- */

@@ -64,6 +64,20 @@ int pp_pyread_types_find(const pp_maps *maps, pp_pyread_types *t);
 int pp_pyread_code(pid_t pid, const pp_py_offsets *o, const pp_pyread_types *types,
                    uint64_t code, pp_pyread_frame *f);
 
+/* The line the frame is at: code's line table (read from the process)
+ * at instr, the frame's instruction as the collector read it (pyoffsets.h
+ * PP_INSTR_*). def_line when the table says nothing there or cannot be
+ * read. */
+int pp_pyread_line(pid_t pid, const pp_py_offsets *o, uint64_t code, uint64_t instr,
+                   int def_line);
+
+/* The line the frame is at: code's line table (read from the process)
+ * at instr, the frame's instruction as the collector read it (pyoffsets.h
+ * PP_INSTR_*). def_line when the table says nothing there or cannot be
+ * read. */
+int pp_pyread_line(pid_t pid, const pp_py_offsets *o, uint64_t code, uint64_t instr,
+                   int def_line);
+
 /* The Python stacks of every thread of the main interpreter of pid, whose
  * _PyRuntime is at runtime; up to max threads into out. The number of
  * threads, or -errno (-ESRCH: the process is gone; -EFAULT: its memory did

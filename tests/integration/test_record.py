@@ -453,6 +453,31 @@ class UnnamedCode(RecordTest):
 
 
 SAMPLER = os.path.join(os.path.dirname(PERFPY), "perfpy-sample")
+# sample mode labels each frame with its executing line: the calls, and
+# foo's loop (lines 3-4), never foo's def line
+SAMPLE_CHAIN = [r"<module> \([^;]*example\.py:15\)", r"baz \([^;]*example\.py:11\)",
+                r"bar \([^;]*example\.py:8\)", r"foo \([^;]*example\.py:[34]\)"]
+HOT_LINE = """import os, sys
+print('pid', os.getpid(), flush=True)
+def work(n):
+    data = list(range(2000, 0, -1))
+    total = 0
+    for i in range(n):
+        total += len(sorted(data))
+    return total
+work(int(sys.argv[1]))
+"""
+
+
+def sample_chain(stack):
+    frames, at = stack.split(";"), 0
+    for pattern in SAMPLE_CHAIN:
+        while at < len(frames) and not re.fullmatch(pattern, frames[at]):
+            at += 1
+        if at == len(frames):
+            return False
+        at += 1
+    return True
 
 
 class SampleMode(RecordTest):
@@ -485,15 +510,41 @@ class SampleMode(RecordTest):
                 self.assertIn("in sample mode", p.stderr)
                 stacks = collapsed_counts(out)
                 foo = sum(n for s_, n in stacks.items() if re.search(r"(^|;)foo \(", s_))
-                whole = sum(n for s_, n in stacks.items() if whole_chain(s_))
-                note("%s: sample mode, %d of %d samples in foo whole to <module>"
-                     % (py.label, whole, foo))
+                whole = sum(n for s_, n in stacks.items() if sample_chain(s_))
+                at_def = sum(n for s_, n in stacks.items()
+                             if re.search(r"(^|;)foo \([^;]*example\.py:1\)", s_))
+                note("%s: sample mode, %d of %d samples in foo whole to <module>, each frame "
+                     "at its executing line (%d of foo's at its def line)"
+                     % (py.label, whole, foo, at_def))
                 self.assertGreater(foo, 100, p.stderr[-2000:])
                 self.assertGreaterEqual(whole * 100, foo * 99)
+                self.assertEqual(at_def, 0)
                 after = set(glob.glob("/tmp/perf-*.map") + glob.glob("/tmp/jit-*.dump"))
                 pid = re.search(r"^pid (\d+)$", p.stdout, re.M).group(1)
                 self.assertEqual([f for f in after - before if "-%s." % pid in f], [])
                 self.assert_nothing_left()
+
+    @needs_perf
+    def test_a_hot_line_gets_its_samples(self):
+        """Line 7 (sorted() in the loop) holds at least 90% of work's samples."""
+        if os.geteuid() != 0:
+            self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
+        prog = self.write("hot.py", HOT_LINE)
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                out = self.out("hot-%s.txt" % py.label)
+                p = self.record(["--mode", "sample", "-f", "collapsed", "-o", out],
+                                [py.path, prog, "60000"])
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                lines = {}
+                for s_, n in collapsed_counts(out).items():
+                    m = re.search(r"(?:^|;)work \([^;]*hot\.py:(\d+)\)", s_)
+                    if m:
+                        lines[int(m.group(1))] = lines.get(int(m.group(1)), 0) + n
+                total = sum(lines.values())
+                note("%s: work's samples by line: %s" % (py.label, sorted(lines.items())))
+                self.assertGreater(total, 100)
+                self.assertGreaterEqual(lines.get(7, 0) * 100, total * 90)
 
     @needs_perf
     def test_the_programs_exit_status_is_passed_on(self):
