@@ -29,11 +29,11 @@ CHAIN = [r"<module> \([^;]*example\.py:1\)", r"baz \([^;]*example\.py:10\)",
          r"bar \([^;]*example\.py:7\)", r"foo \([^;]*example\.py:1\)"]
 
 
-def whole_chain(stack):
+def whole_chain(stack, chain=CHAIN):
     """The four example frames in caller order, root first."""
     frames = stack.split(";")
     at = 0
-    for pattern in CHAIN:
+    for pattern in chain:
         while at < len(frames) and not re.fullmatch(pattern, frames[at]):
             at += 1
         if at == len(frames):
@@ -470,14 +470,7 @@ work(int(sys.argv[1]))
 
 
 def sample_chain(stack):
-    frames, at = stack.split(";"), 0
-    for pattern in SAMPLE_CHAIN:
-        while at < len(frames) and not re.fullmatch(pattern, frames[at]):
-            at += 1
-        if at == len(frames):
-            return False
-        at += 1
-    return True
+    return whole_chain(stack, SAMPLE_CHAIN)
 
 
 class SampleMode(RecordTest):
