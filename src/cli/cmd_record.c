@@ -305,29 +305,49 @@ static int choose(plan *p)
  * profile; it replaces this process, and its status is the program's. */
 static int record_sample(plan *p)
 {
-    char helper[PATH_MAX + 16], module[PATH_MAX + 128], rate[32];
+    char helper[PATH_MAX + 16], module[PATH_MAX + 128], rate[32], dur[32], pid[32];
+    char exe[PATH_MAX], said[512];
     char *slash = strrchr(p->self, '/');
     char **argv;
     int n = 0, k = 0;
 
-    if (p->o.pid)
-        return pp_fail("-p in sample mode is not built yet; --mode jit attaches to a "
-                       "process whose perfpy engine is active (PERFPY=jit)");
+    if (p->o.pid) {
+        /* attached: the interpreter the process runs, asked of its binary */
+        snprintf(exe, sizeof(exe), "/proc/%ld/exe", p->o.pid);
+        if (pp_find_libdir(p->libdir, sizeof(p->libdir)) < 0)
+            return PP_EXIT_FAIL;
+        if (pp_interp_probe(exe, &p->interp, said, sizeof(said)) != 0 || !p->interp.cpython)
+            return pp_fail("the process %ld does not run a CPython perfpy can ask its "
+                           "version (%s)", p->o.pid, exe);
+    } else if (p->o.duration > 0) {
+        return pp_fail("--duration with a program it starts is not built in sample mode "
+                       "yet: the recording ends with the program (or attach with -p PID "
+                       "-d SECONDS)");
+    }
     if (!p->interp.known || !p->interp.cpython)
-        return pp_fail("sample mode reads the Python frames of a CPython it starts itself; "
-                       "'%s' is not one (give the interpreter: perfpy record --mode sample "
-                       "-- python3 app.py)", p->o.argv[0]);
+        return pp_fail("sample mode reads the Python frames of a CPython; '%s' is not one "
+                       "(give the interpreter: perfpy record --mode sample -- python3 "
+                       "app.py)", p->o.argv[0]);
+    if (p->interp.major != 3 || p->interp.minor < 8)
+        return pp_fail("%s is Python %d.%d; perfpy supports CPython 3.8 to 3.15",
+                       p->interp.path, p->interp.major, p->interp.minor);
     snprintf(helper, sizeof(helper), "%.*s/perfpy-sample",
              slash ? (int)(slash - p->self) : 1, slash ? p->self : ".");
     if (access(helper, X_OK) != 0)
         return pp_fail("sample mode is not built in this perfpy (%s is missing): building "
                        "it needs clang, bpftool and libbpf's headers (scripts/deps.sh "
                        "installs them, then make)", helper);
-    pp_interp_module(&p->interp, p->libdir, module, sizeof(module));
+    if (pp_interp_module(&p->interp, p->libdir, module, sizeof(module)) < 0)
+        return pp_fail("no perfpy module for Python %d.%d (%s is missing): sample mode "
+                       "reads that version's structure offsets from it; build it with "
+                       "`make PYTHONS=%s`", p->interp.major, p->interp.minor, module,
+                       p->interp.path);
     snprintf(rate, sizeof(rate), "%ld", p->o.rate);
-    while (p->o.argv[n])
+    snprintf(dur, sizeof(dur), "%g", p->o.duration);
+    snprintf(pid, sizeof(pid), "%ld", p->o.pid);
+    while (p->o.argv && p->o.argv[n])
         n++;
-    if (!(argv = calloc((size_t)n + 9, sizeof(*argv))))
+    if (!(argv = calloc((size_t)n + 10, sizeof(*argv))))
         return pp_fail("out of memory");
     argv[k++] = helper;
     argv[k++] = (char *)p->o.format->name;
@@ -335,7 +355,10 @@ static int record_sample(plan *p)
     argv[k++] = rate;
     argv[k++] = module;
     argv[k++] = p->o.no_native ? "1" : "0";
-    argv[k++] = "--";
+    argv[k++] = dur;
+    argv[k++] = p->o.pid ? "-p" : "--";
+    if (p->o.pid)
+        argv[k++] = pid;
     for (int i = 0; i < n; i++)
         argv[k++] = p->o.argv[i];
     fflush(stderr);

@@ -3,9 +3,12 @@
  * program of its own so that only it links libbpf and elfutils (the CLI
  * and the module build and run without them). cmd_record.c runs it as
  *
- *   perfpy-sample FORMAT OUTPUT RATE MODULE NO_NATIVE -- PROGRAM [ARGS...]
+ *   perfpy-sample FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION -- PROGRAM [ARGS...]
+ *   perfpy-sample FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION -p PID
  *
- * It starts PROGRAM (nothing installed in it: no module, no environment),
+ * It starts PROGRAM, or follows the running process PID (attached: until
+ * it ends, DURATION seconds pass (0: none) or Ctrl-C), with nothing
+ * installed in it (no module, no environment, no signal, no write),
  * samples it with the BPF collector (collect.c) at RATE Hz, and for each
  * sample names the Python frames from outside (pyread.c, the offsets of
  * MODULE: the perfpy module of PROGRAM's version), unwinds the native
@@ -34,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct state {
@@ -134,6 +138,38 @@ static pid_t start_program(char **argv, int *go)
     return pid;
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Attached: until the process ends, the duration passes, or Ctrl-C. */
+static void follow(state *st, pp_collector *c, double duration)
+{
+    double end = duration > 0 ? now_s() + duration : 0;
+
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+    find_runtime(st, c);
+    while (!interrupted && (!end || now_s() < end) &&
+           (kill(st->pid, 0) == 0 || errno == EPERM)) {
+        pp_collect_poll(c, 20, on_sample, st);
+        find_runtime(st, c);
+    }
+    pp_collect_remove(c, st->pid);
+}
+
 static int finish(state *st, pp_profile *prof, const char *format, const char *output,
                   int status)
 {
@@ -169,10 +205,15 @@ int main(int argc, char **argv)
     long rate;
     int go, status = 0;
 
-    if (argc < 8 || strcmp(argv[6], "--") != 0) {
+    int attach;
+    double duration;
+
+    if (argc < 9 || (strcmp(argv[7], "--") != 0 && strcmp(argv[7], "-p") != 0)) {
         fprintf(stderr, "perfpy-sample is run by `perfpy record --mode sample`\n");
         return PP_EXIT_USAGE;
     }
+    attach = strcmp(argv[7], "-p") == 0;
+    duration = strtod(argv[6], NULL);
     memset(&st, 0, sizeof(st));
     rate = strtol(argv[3], NULL, 10);
     fo.no_native = strcmp(argv[5], "1") == 0;
@@ -193,9 +234,17 @@ int main(int argc, char **argv)
         return PP_EXIT_FAIL;
     }
     st.have_ks = pp_kallsyms_load(&st.ks) == 0 && pp_kallsyms_usable(&st.ks);
+    if (attach) {
+        st.pid = (pid_t)strtol(argv[8], NULL, 10);
+        fprintf(stderr, "perfpy: recording the process %d in sample mode (%ld Hz, BPF; "
+                "nothing installed in it); Ctrl-C stops\n", (int)st.pid, rate);
+        pp_collect_add(c, st.pid, &st.off, 0);
+        follow(&st, c, duration);
+        goto done;
+    }
     signal(SIGINT, SIG_IGN);       /* the program gets Ctrl-C; it ends, then we do */
-    if ((st.pid = start_program(argv + 7, &go)) < 0) {
-        fprintf(stderr, "perfpy: cannot start %s: %s\n", argv[7], strerror(errno));
+    if ((st.pid = start_program(argv + 8, &go)) < 0) {
+        fprintf(stderr, "perfpy: cannot start %s: %s\n", argv[8], strerror(errno));
         return PP_EXIT_FAIL;
     }
     pp_collect_add(c, st.pid, &st.off, 0);
@@ -203,7 +252,7 @@ int main(int argc, char **argv)
         kill(st.pid, SIGKILL);
     close(go);
     fprintf(stderr, "perfpy: recording %s in sample mode (%ld Hz, BPF; nothing installed "
-            "in the program)\n", argv[7], rate);
+            "in the program)\n", argv[8], rate);
     for (;;) {
         pid_t w = waitpid(st.pid, &status, WNOHANG);
 
@@ -212,6 +261,7 @@ int main(int argc, char **argv)
         if (w == st.pid || (w < 0 && errno != EINTR))
             break;
     }
+done:
     while (pp_collect_poll(c, 0, on_sample, &st) > 0)
         ;
     if (pp_collect_lost(c))

@@ -468,6 +468,36 @@ def work(n):
 work(int(sys.argv[1]))
 """
 
+# a request loop on two threads; each request checks its own answer, and
+# the main thread ends when stdin closes
+SERVED = """import sys, threading
+print('ready', flush=True)
+stop = False
+bad = []
+def handle(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+WANT = handle(3000)
+def worker():
+    while not stop:
+        if handle(3000) != WANT:
+            bad.append(1)
+t = threading.Thread(target=worker)
+t.start()
+def wait_stdin():
+    global stop
+    sys.stdin.read()
+    stop = True
+threading.Thread(target=wait_stdin, daemon=True).start()
+while not stop:
+    if handle(3000) != WANT:
+        bad.append(1)
+t.join()
+print('bad' if bad else 'done', flush=True)
+"""
+
 
 def sample_chain(stack):
     return whole_chain(stack, SAMPLE_CHAIN)
@@ -538,6 +568,51 @@ class SampleMode(RecordTest):
                 note("%s: work's samples by line: %s" % (py.label, sorted(lines.items())))
                 self.assertGreater(total, 100)
                 self.assertGreaterEqual(lines.get(7, 0) * 100, total * 90)
+
+    @needs_perf
+    def test_attach_to_a_plain_process_both_threads_whole(self):
+        """-p on a CPython started plainly (no perfpy, no environment): two
+        threads' stacks whole, then 10 more attach cycles; the program's own
+        check of its results never fails and it runs on, untouched."""
+        if os.geteuid() != 0:
+            self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
+        prog = self.write("served.py", SERVED)
+        for py in (interpreters()[0], interpreters()[-1]):
+            with self.subTest(py=py.label):
+                env = {k: v for k, v in os.environ.items()
+                       if not k.startswith(("PERFPY", "PYTHON"))}
+                target = subprocess.Popen([py.path, prog], stdout=subprocess.PIPE,
+                                          stdin=subprocess.PIPE, universal_newlines=True,
+                                          env=env)
+                try:
+                    self.assertEqual(target.stdout.readline().strip(), "ready")
+                    out = self.out("attach-%s.txt" % py.label)
+                    p = run([PERFPY, "record", "--mode", "sample", "-p", str(target.pid),
+                             "-d", "2", "-f", "collapsed", "-o", out])
+                    self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                    stacks = collapsed_counts(out)
+                    roots = {}
+                    for s_, n in stacks.items():
+                        if re.search(r";handle \([^;]*served\.py:\d+\)", s_):
+                            root = s_.split(";")[0].split(" (")[0]
+                            roots[root] = roots.get(root, 0) + n
+                    note("%s: attached 2 s: samples in handle by root: %s"
+                         % (py.label, sorted(roots.items())))
+                    self.assertIn("<module>", roots)              # the main thread
+                    self.assertIn("Thread._bootstrap" if py.version_info >= (3, 11)
+                                  else "_bootstrap", roots)      # the other, whole
+                    for _ in range(10):
+                        q = run([PERFPY, "record", "--mode", "sample", "-p",
+                                 str(target.pid), "-d", "0.2", "-f", "collapsed", "-o", out])
+                        self.assertEqual(q.returncode, 0, q.stderr[-2000:])
+                    self.assertIsNone(target.poll(), "the program ended while attached")
+                finally:
+                    target.stdin.close()                  # asks it to end
+                    rest = target.stdout.read()
+                    target.wait(timeout=60)
+                self.assertEqual(target.returncode, 0)
+                self.assertNotIn("bad", rest)
+                self.assertIn("done", rest)
 
     @needs_perf
     def test_the_programs_exit_status_is_passed_on(self):
