@@ -615,6 +615,35 @@ class SampleMode(RecordTest):
                 self.assertIn("done", rest)
 
     @needs_perf
+    def test_native_frames_below_the_right_python_frame(self):
+        """zlib under Python (zlib_work.py): the compressing native frames
+        sit below the Python frame that called zlib (Packer.__init__ or
+        chunks), as in the trampoline modes."""
+        if os.geteuid() != 0:
+            self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
+        prog = os.path.join(support.ROOT, "tests", "integration", "programs", "zlib_work.py")
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                out = self.out("zlib-%s.txt" % py.label)
+                p = self.record(["--mode", "sample", "-f", "collapsed", "-o", out],
+                                [py.path, prog, "150"])
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                native = right = 0
+                for s_, n in collapsed_counts(out).items():
+                    frames = s_.split(";")
+                    if not any(f.startswith(("deflate", "inflate", "[libz")) for f in frames):
+                        continue
+                    py_frames = [f for f in frames if "zlib_work.py:" in f]
+                    native += n
+                    if py_frames and py_frames[-1].split(" (")[0] in ("Packer.__init__",
+                                                                      "__init__", "chunks"):
+                        right += n
+                note("%s: %d of %d samples in zlib below the Python frame that called it"
+                     % (py.label, right, native))
+                self.assertGreater(native, 20, p.stderr[-2000:])
+                self.assertGreaterEqual(right * 100, native * 95)
+
+    @needs_perf
     def test_the_programs_exit_status_is_passed_on(self):
         if os.geteuid() != 0:
             self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
