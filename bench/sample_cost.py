@@ -12,7 +12,8 @@ Configurations, each where it exists for that interpreter:
   perfpy sample  perfpy record --mode sample (BPF; nothing in the program)
   perfpy jit     perfpy record --mode jit (perfpy's trampolines, perf record)
   -X perf        CPython's own trampolines (3.12+), not recorded: their cost
-  py-spy         py-spy record (from PyPI, installed into BUILD/bench-venv)
+  py-spy         py-spy record (from PyPI, installed into BUILD/bench-venv; in
+                 the sid root, the host's build/bench-venv)
   Tachyon        python -m profiling.sampling run (CPython 3.15)
 All samplers at the same rate (--rate, default 399 Hz, perfpy's default).
 Ratios: the median of each run's CPU time over the plain run of the same
@@ -50,7 +51,13 @@ def version(py):
 
 
 def py_spy(build):
-    """py-spy from PyPI in a venv of its own (once), or None."""
+    """py-spy from PyPI in a venv of its own (once), or None. A static
+    binary: the sid root, whose pip reaches no index, uses the host's
+    (build/bench-venv of the clone)."""
+    for b in (build, os.path.join(ROOT, "build")):
+        exe = os.path.join(b, "bench-venv", "bin", "py-spy")
+        if os.path.exists(exe):
+            return exe
     venv = os.path.join(build, "bench-venv")
     exe = os.path.join(venv, "bin", "py-spy")
     if not os.path.exists(exe):
@@ -76,8 +83,8 @@ def configs(py, ver, a, spy, tmp):
         c["py-spy"] = [spy, "record", "-r", str(a.rate), "-f", "raw", "-o", out + ".spy",
                        "--", py]
     if ver >= (3, 15):
-        c["Tachyon"] = [py, "-m", "profiling.sampling", "run", "-r", "%dhz" % a.rate,
-                        "--collapsed", "--no-summary", "-o", out + ".tachyon"]
+        c["Tachyon"] = [py, "-m", "profiling.sampling", "run", "-r", str(a.rate),
+                        "--collapsed", "-o", out + ".tachyon"]
     return c
 
 
@@ -142,7 +149,8 @@ def write_docs(text, world):
     if begin in doc:
         doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
     else:
-        doc = doc.rstrip("\n") + "\n\n## Sample mode: what recording costs the program\n\n" + \
+        heading = "## Sample mode: what recording costs the program\n"
+        doc = doc.rstrip("\n") + "\n\n" + ("" if heading in doc else heading + "\n") + \
             block + "\n"
     with open(path, "w") as f:
         f.write(doc)

@@ -1,0 +1,43 @@
+"""A program that measures its own split of CPU time between a call-heavy
+part (recursion) and a loop-heavy part (no calls), with the thread's CPU
+clock, for SECONDS of that clock, and prints
+
+    SPLIT <seconds in recursive_part> <seconds in loop_part>
+
+A profiler that slows calls (a trampoline per call) overstates the first
+part; one that installs nothing in the program should not (issue 15).
+
+Usage: python split_calls.py SECONDS
+"""
+import sys
+import time
+
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def recursive_part():
+    return fib(16)
+
+
+def loop_part(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+
+
+if __name__ == "__main__":
+    seconds = float(sys.argv[1])
+    clock = time.thread_time
+    ta = tb = 0.0
+    while ta + tb < seconds:
+        t0 = clock()
+        recursive_part()
+        t1 = clock()
+        loop_part(20000)
+        t2 = clock()
+        ta += t1 - t0
+        tb += t2 - t1
+    print("SPLIT %.6f %.6f" % (ta, tb))
