@@ -2,7 +2,7 @@
 part (recursion) and a loop-heavy part (no calls), with the thread's CPU
 clock, for SECONDS of that clock, and prints
 
-    SPLIT <seconds in recursive_part> <seconds in loop_part>
+    SPLIT <seconds in recursive_part> <seconds in loop_part> <wall seconds>
 
 A profiler that slows calls (a trampoline per call) overstates the first
 part; one that installs nothing in the program should not (issue 15).
@@ -31,6 +31,7 @@ def loop_part(n):
 if __name__ == "__main__":
     seconds = float(sys.argv[1])
     clock = time.thread_time
+    wall = time.monotonic()
     ta = tb = 0.0
     while ta + tb < seconds:
         t0 = clock()
@@ -40,4 +41,4 @@ if __name__ == "__main__":
         t2 = clock()
         ta += t1 - t0
         tb += t2 - t1
-    print("SPLIT %.6f %.6f" % (ta, tb))
+    print("SPLIT %.6f %.6f %.6f" % (ta, tb, time.monotonic() - wall))
