@@ -179,14 +179,18 @@ static int finish(state *st, pp_profile *prof, const char *format, const char *o
     pp_write_opts wo = {NULL};
 
     pp_fold_close(st->fold);
+    if (st->have_ks)
+        pp_kallsyms_free(&st->ks);
     memset(&rr, 0, sizeof(rr));
     if (!f || pp_output_write(prof, f, output, &wo, &e) != 0) {
         fprintf(stderr, "perfpy: cannot write %s: %s\n", output, f ? e.message : "unknown format");
+        pp_profile_free(prof);
         return PP_EXIT_FAIL;
     }
     rr.profile = *prof;
     snprintf(rr.output, sizeof(rr.output), "%s", output);
     pp_summary_print(stderr, &rr, 10);
+    pp_profile_free(prof);
     if (st->failed)
         fprintf(stderr, "perfpy: %llu samples could not be folded (out of memory)\n",
                 (unsigned long long)st->failed);
@@ -233,7 +237,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "perfpy: out of memory\n");
         return PP_EXIT_FAIL;
     }
-    st.have_ks = pp_kallsyms_load(&st.ks) == 0 && pp_kallsyms_usable(&st.ks);
+    st.have_ks = pp_kallsyms_load(&st.ks) == 0;
+    if (st.have_ks && !pp_kallsyms_usable(&st.ks)) {
+        pp_kallsyms_free(&st.ks);       /* addresses hidden: it names nothing */
+        st.have_ks = 0;
+    }
     if (attach) {
         st.pid = (pid_t)strtol(argv[8], NULL, 10);
         fprintf(stderr, "perfpy: recording the process %d in sample mode (%ld Hz, BPF; "
