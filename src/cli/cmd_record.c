@@ -301,72 +301,6 @@ static int choose(plan *p)
     return check_output(p);
 }
 
-/* Sample mode: perfpy-sample (sample_main.c) records and writes the
- * profile; it replaces this process, and its status is the program's. */
-static int record_sample(plan *p)
-{
-    char helper[PATH_MAX + 16], module[PATH_MAX + 128], rate[32], dur[32], pid[32];
-    char exe[PATH_MAX], said[512];
-    char *slash = strrchr(p->self, '/');
-    char **argv;
-    int n = 0, k = 0;
-
-    if (p->o.pid) {
-        /* attached: the interpreter the process runs, asked of its binary */
-        snprintf(exe, sizeof(exe), "/proc/%ld/exe", p->o.pid);
-        if (pp_find_libdir(p->libdir, sizeof(p->libdir)) < 0)
-            return PP_EXIT_FAIL;
-        if (pp_interp_probe(exe, &p->interp, said, sizeof(said)) != 0 || !p->interp.cpython)
-            return pp_fail("the process %ld does not run a CPython perfpy can ask its "
-                           "version (%s)", p->o.pid, exe);
-    } else if (p->o.duration > 0) {
-        return pp_fail("--duration with a program it starts is not built in sample mode "
-                       "yet: the recording ends with the program (or attach with -p PID "
-                       "-d SECONDS)");
-    }
-    if (!p->interp.known || !p->interp.cpython)
-        return pp_fail("sample mode reads the Python frames of a CPython; '%s' is not one "
-                       "(give the interpreter: perfpy record --mode sample -- python3 "
-                       "app.py)", p->o.argv[0]);
-    if (p->interp.major != 3 || p->interp.minor < 8)
-        return pp_fail("%s is Python %d.%d; perfpy supports CPython 3.8 to 3.15",
-                       p->interp.path, p->interp.major, p->interp.minor);
-    snprintf(helper, sizeof(helper), "%.*s/perfpy-sample",
-             slash ? (int)(slash - p->self) : 1, slash ? p->self : ".");
-    if (access(helper, X_OK) != 0)
-        return pp_fail("sample mode is not built in this perfpy (%s is missing): building "
-                       "it needs clang, bpftool and libbpf's headers (scripts/deps.sh "
-                       "installs them, then make)", helper);
-    if (pp_interp_module(&p->interp, p->libdir, module, sizeof(module)) < 0)
-        return pp_fail("no perfpy module for Python %d.%d (%s is missing): sample mode "
-                       "reads that version's structure offsets from it; build it with "
-                       "`make PYTHONS=%s`", p->interp.major, p->interp.minor, module,
-                       p->interp.path);
-    snprintf(rate, sizeof(rate), "%ld", p->o.rate);
-    snprintf(dur, sizeof(dur), "%g", p->o.duration);
-    snprintf(pid, sizeof(pid), "%ld", p->o.pid);
-    while (p->o.argv && p->o.argv[n])
-        n++;
-    if (!(argv = calloc((size_t)n + 10, sizeof(*argv))))
-        return pp_fail("out of memory");
-    argv[k++] = helper;
-    argv[k++] = (char *)p->o.format->name;
-    argv[k++] = p->output;
-    argv[k++] = rate;
-    argv[k++] = module;
-    argv[k++] = p->o.no_native ? "1" : "0";
-    argv[k++] = dur;
-    argv[k++] = p->o.pid ? "-p" : "--";
-    if (p->o.pid)
-        argv[k++] = pid;
-    for (int i = 0; i < n; i++)
-        argv[k++] = p->o.argv[i];
-    fflush(stderr);
-    execv(helper, argv);
-    free(argv);
-    return pp_fail("cannot run %s: %s", helper, strerror(errno));
-}
-
 /* Step 2: the recording's own directory (perf.data, line sidecars) and the
  * one its dumps go to. 0 or an exit status. */
 static int make_dirs(plan *p)
@@ -694,7 +628,8 @@ int pp_cmd_record(int argc, char **argv)
     if (rc >= 0 || (rc = choose(p)) != 0)
         goto out;
     if (strcmp(p->mode, "sample") == 0) {
-        rc = record_sample(p);
+        rc = pp__record_sample(&p->o, &p->interp, p->libdir, sizeof(p->libdir), p->self,
+                               p->output);
         goto out;
     }
     if ((rc = make_dirs(p)) != 0 || (p->o.argv && (rc = set_env(p)) != 0)) {

@@ -6,6 +6,8 @@
 #ifndef PERFPY_RECORD_H
 #define PERFPY_RECORD_H
 
+#include "interp.h"
+#include "options.h"
 #include "report/perf_probe.h"
 #include "report/max_stack.h"
 #include "report/profile.h"
@@ -61,6 +63,11 @@ void pp__record_describe_end(const run_state *st, int status);
 
 /* kernel.perf_event_max_stack raised for frame-pointer recordings, put back
  * after; and what to say when many stacks were cut. */
+/* record --mode sample (record_sample.c): perfpy-sample in this process's
+ * place; returns only on failure (an exit status). */
+int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
+                      size_t libdir_cap, const char *self, const char *output);
+
 void pp__record_raise_max_stack(pp_max_stack *m);
 void pp__record_restore_max_stack(pp_max_stack *m);
 void pp__record_explain_truncation(const pp_profile *p, int fp, long stack_size,

@@ -1,0 +1,85 @@
+/*
+ * record --mode sample: the checks cmd_record.c does not share with the
+ * trampoline modes (an attached process's interpreter, the module whose
+ * offsets sample mode reads), then perfpy-sample (sample_main.c) in this
+ * process's place: it records, writes the profile and exits with the
+ * program's status.
+ */
+#include "cli.h"
+#include "interp.h"
+#include "options.h"
+#include "record.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Sample mode: perfpy-sample (sample_main.c) records and writes the
+ * profile; it replaces this process, and its status is the program's. */
+int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
+                      size_t libdir_cap, const char *self, const char *output)
+{
+    char helper[PATH_MAX + 16], module[PATH_MAX + 128], rate[32], dur[32], pid[32];
+    char exe[PATH_MAX], said[512];
+    const char *slash = strrchr(self, '/');
+    char **argv;
+    int n = 0, k = 0;
+
+    if (o->pid) {
+        /* attached: the interpreter the process runs, asked of its binary */
+        snprintf(exe, sizeof(exe), "/proc/%ld/exe", o->pid);
+        if (pp_find_libdir(libdir, libdir_cap) < 0)
+            return PP_EXIT_FAIL;
+        if (pp_interp_probe(exe, interp, said, sizeof(said)) != 0 || !interp->cpython)
+            return pp_fail("the process %ld does not run a CPython perfpy can ask its "
+                           "version (%s)", o->pid, exe);
+    } else if (o->duration > 0) {
+        return pp_fail("--duration with a program it starts is not built in sample mode "
+                       "yet: the recording ends with the program (or attach with -p PID "
+                       "-d SECONDS)");
+    }
+    if (!interp->known || !interp->cpython)
+        return pp_fail("sample mode reads the Python frames of a CPython; '%s' is not one "
+                       "(give the interpreter: perfpy record --mode sample -- python3 "
+                       "app.py)", o->argv[0]);
+    if (interp->major != 3 || interp->minor < 8)
+        return pp_fail("%s is Python %d.%d; perfpy supports CPython 3.8 to 3.15",
+                       interp->path, interp->major, interp->minor);
+    snprintf(helper, sizeof(helper), "%.*s/perfpy-sample",
+             slash ? (int)(slash - self) : 1, slash ? self : ".");
+    if (access(helper, X_OK) != 0)
+        return pp_fail("sample mode is not built in this perfpy (%s is missing): building "
+                       "it needs clang, bpftool and libbpf's headers (scripts/deps.sh "
+                       "installs them, then make)", helper);
+    if (pp_interp_module(interp, libdir, module, sizeof(module)) < 0)
+        return pp_fail("no perfpy module for Python %d.%d (%s is missing): sample mode "
+                       "reads that version's structure offsets from it; build it with "
+                       "`make PYTHONS=%s`", interp->major, interp->minor, module,
+                       interp->path);
+    snprintf(rate, sizeof(rate), "%ld", o->rate);
+    snprintf(dur, sizeof(dur), "%g", o->duration);
+    snprintf(pid, sizeof(pid), "%ld", o->pid);
+    while (o->argv && o->argv[n])
+        n++;
+    if (!(argv = calloc((size_t)n + 10, sizeof(*argv))))
+        return pp_fail("out of memory");
+    argv[k++] = helper;
+    argv[k++] = (char *)o->format->name;
+    argv[k++] = (char *)output;
+    argv[k++] = rate;
+    argv[k++] = module;
+    argv[k++] = o->no_native ? "1" : "0";
+    argv[k++] = dur;
+    argv[k++] = o->pid ? "-p" : "--";
+    if (o->pid)
+        argv[k++] = pid;
+    for (int i = 0; i < n; i++)
+        argv[k++] = o->argv[i];
+    fflush(stderr);
+    execv(helper, argv);
+    free(argv);
+    return pp_fail("cannot run %s: %s", helper, strerror(errno));
+}
