@@ -34,7 +34,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RUNNER = r"""
-import importlib.util, sys, time
+import importlib.util, os, sys, time
+sys.stderr.write("pid %d\n" % os.getpid())
 spec = importlib.util.spec_from_file_location("workload", sys.argv[1])
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
@@ -92,6 +93,10 @@ def cpu_of(cmd, runner, workload, scale):
     p = subprocess.run(cmd + [runner, workload, str(scale)], stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
     m = re.search(r"^cpu ([\d.]+)$", p.stderr, re.M)
+    for pid in re.findall(r"^pid (\d+)$", p.stderr, re.M):
+        for path in ("/tmp/perf-%s.map" % pid, "/tmp/jit-%s.dump" % pid):
+            if os.path.exists(path):    # -X perf's map: the run's own
+                os.unlink(path)
     return float(m.group(1)) if m and p.returncode == 0 else None
 
 
