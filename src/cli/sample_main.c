@@ -44,6 +44,7 @@ typedef struct state {
     pid_t pid;
     pp_py_offsets off;
     uint64_t runtime;              /* 0 until found in the program's maps */
+    int looks;                     /* times its maps were searched for it */
     pp_pyread_types types;         /* to tell a code object that died since */
     int have_types;
     pp_unwinder *u;
@@ -106,7 +107,15 @@ static void find_runtime(state *st, pp_collector *c)
 {
     pp_maps maps = {0};
 
-    if (st->runtime || pp_maps_read(st->pid, &maps) != 0)
+    /* each look opens the ELF files the process maps: while its image and
+     * libpython load (the first milliseconds), not for the whole run of a
+     * process that never shows a _PyRuntime */
+    if (st->runtime || st->looks >= 100)
+        return;
+    if (++st->looks == 100)
+        fprintf(stderr, "perfpy: no _PyRuntime in the process %d after 2 s: its Python "
+                "frames are not read (native frames only)\n", (int)st->pid);
+    if (pp_maps_read(st->pid, &maps) != 0)
         return;
     if (pp_py_symbol_address(&maps, "_PyRuntime", &st->runtime, NULL, 0) == 0) {
         st->have_types = pp_pyread_types_find(&maps, &st->types) == 0;

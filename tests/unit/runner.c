@@ -7,6 +7,8 @@
  */
 #include "test.h"
 
+#include <sys/prctl.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
@@ -145,4 +147,24 @@ int main(int argc, char **argv)
     printf("%d passed, %d failed, %d skipped\n", count[PASSED], count[FAILED],
            count[SKIPPED]);
     return count[FAILED] ? 1 : 0;
+}
+
+int test_start_python(const char *python, const char *program, int *stdout_fd)
+{
+    int p[2];
+    pid_t pid;
+
+    if (pipe(p) != 0)
+        TEST_FAIL_("pipe: %s", strerror(errno));
+    if ((pid = fork()) == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);   /* a failed test leaves nothing running */
+        dup2(p[1], 1);
+        close(p[0]);
+        close(p[1]);
+        execl(python, python, "-S", "-c", program, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    *stdout_fd = p[0];
+    return pid;
 }

@@ -26,6 +26,9 @@ void test_register(const char *name, const char *file, test_fn fn);
 const char *test_tmpdir(void);
 /* Reads a whole file (NUL-terminated); *len gets its size. NULL if absent. */
 char *test_read_file(const char *path, size_t *len);
+/* Runs `python -S -c program` in a child that dies with the test, its
+ * stdout a pipe whose read end goes to *stdout_fd; its pid. */
+int test_start_python(const char *python, const char *program, int *stdout_fd);
 /* A heap block of exactly n bytes holding buf's first n (for parsers of
  * hostile input: an over-read leaves the block and ASan sees it). */
 void *test_exact_copy(const void *buf, size_t n);

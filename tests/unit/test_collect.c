@@ -116,22 +116,7 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
 
 static pid_t start(const char *python, int *fd)
 {
-    int p[2];
-    pid_t pid;
-
-    if (pipe(p) != 0)
-        TEST_FAIL_("pipe: %s", strerror(errno));
-    if ((pid = fork()) == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        dup2(p[1], 1);
-        close(p[0]);
-        close(p[1]);
-        execl(python, python, "-S", "-c", PROGRAM, (char *)NULL);
-        _exit(127);
-    }
-    close(p[1]);
-    *fd = p[0];
-    return pid;
+    return test_start_python(python, PROGRAM, fd);
 }
 
 static void sample_one(const char *python, const char *module, int minor)

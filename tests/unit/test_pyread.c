@@ -72,22 +72,7 @@ static size_t interpreters(interp *v, size_t max, char *dir, size_t dlen)
 
 static pid_t start(const char *python, int *out)
 {
-    int p[2];
-    pid_t pid;
-
-    if (pipe(p) != 0)
-        TEST_FAIL_("pipe: %s", strerror(errno));
-    if ((pid = fork()) == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        dup2(p[1], 1);
-        close(p[0]);
-        close(p[1]);
-        execl(python, python, "-S", "-c", PROGRAM, (char *)NULL);
-        _exit(127);
-    }
-    close(p[1]);
-    *out = p[0];
-    return pid;
+    return test_start_python(python, PROGRAM, out);
 }
 
 static void wait_ready(int fd, const char *python)
