@@ -120,7 +120,7 @@ $(BUILD)/libperfpy_bpf.a: $(BUILD)/obj/sample/collect.c.o
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/modsyms.c.o \
-                            $(BUILD)/obj/sample/pyread.c.o
+                            $(BUILD)/obj/sample/pyread.c.o $(BUILD)/obj/sample/pycode.c.o
 	rm -f $@ && ar rcs $@ $^
 
 $(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(REPORT_LIB) $(ENGINE_LIB)

@@ -14,6 +14,10 @@
  *               file there can be mapped executable (jitdump needs it)
  *   python      the interpreter (default: python3 on PATH): CPython 3.8+,
  *               frame pointers (which mode auto picks), perfpy's module for it
+ *   sample mode perfpy-sample built beside perfpy, and its BPF program loads
+ *               and attaches here (root or CAP_BPF + CAP_PERFMON, a kernel
+ *               with BPF and BTF): asked of perfpy-sample --check. A warning
+ *               only: the trampoline modes do not need it
  */
 #include "cli.h"
 #include "interp.h"
@@ -64,8 +68,9 @@ static void help(FILE *out)
             "\n"
             "Check that `perfpy record` will work here: perf (installed, version,\n"
             "permitted, DWARF unwinding), kernel settings, /tmp and the dump directory,\n"
-            "and the Python interpreter (supported version, frame pointers, perfpy's\n"
-            "module). Each problem is printed with its fix.\n"
+            "the Python interpreter (supported version, frame pointers, perfpy's\n"
+            "module), and whether sample mode can sample here (BPF, privileges). Each\n"
+            "problem is printed with its fix.\n"
             "\n"
             "options:\n"
             "  --dir DIR     the jitdump directory to check (default: $PERFPY_JITDUMP_DIR,\n"
@@ -248,6 +253,39 @@ static void check_dir(doctor *d, const char *what, const char *dir, int exec)
     }
 }
 
+/* ---- sample mode --------------------------------------------------------- */
+
+static void check_sample(doctor *d)
+{
+    char self[PATH_MAX], helper[PATH_MAX + 16], out[1024];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    char *argv[] = {helper, "--check", NULL};
+    char *slash;
+    int st;
+
+    if (n <= 0)
+        return;
+    self[n] = '\0';
+    slash = strrchr(self, '/');
+    snprintf(helper, sizeof(helper), "%.*s/perfpy-sample", slash ? (int)(slash - self) : 1,
+             slash ? self : ".");
+    if (access(helper, X_OK) != 0) {
+        say(d, "warn", "sample mode", "not built in this perfpy (%s is missing): building "
+            "it needs clang, bpftool and libbpf's headers (scripts/deps.sh installs them, "
+            "then make); the trampoline modes work without it", helper);
+        return;
+    }
+    out[0] = '\0';
+    st = capture(argv, out, sizeof(out));
+    first_line(out);
+    if (st == 0)
+        say(d, "ok", "sample mode", "%s", out);
+    else
+        say(d, "warn", "sample mode", "cannot sample here (%s): --mode sample needs root, "
+            "or the capabilities CAP_BPF and CAP_PERFMON, and a kernel with BPF and BTF; "
+            "the trampoline modes work without them", out[0] ? out : "perfpy-sample failed");
+}
+
 /* ---- the interpreter --------------------------------------------------------- */
 
 /* A stripped interpreter keeps only its exported functions' names: perf
@@ -379,6 +417,7 @@ int pp_cmd_doctor(int argc, char **argv)
     check_dir(&d, "perf map directory", "/tmp", 0);
     check_dir(&d, "jitdump directory", dumpdir, 1);
     check_python(&d, python);
+    check_sample(&d);
     printf("\n%s: %d problem%s, %d warning%s\n",
            d.fails ? "recording will not work" : "recording will work",
            d.fails, d.fails == 1 ? "" : "s", d.warns, d.warns == 1 ? "" : "s");

@@ -63,7 +63,7 @@ void pp__record_help(FILE *out)
             "                        stacks without frame pointers; sample (root, BPF):\n"
             "                        nothing installed in the program, its Python frames\n"
             "                        read at each sample (perf is not used; executing\n"
-            "                        lines; its children are not followed)\n"
+            "                        lines; children followed)\n"
             "      --stack-size BYTES  stack copied per sample for DWARF unwinding, a\n"
             "                        multiple of 8 up to %d (default: %d, about 60\n"
             "                        Python frames on 3.8-3.13, 30 on 3.14+)\n"

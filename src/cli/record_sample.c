@@ -22,7 +22,7 @@
 int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
                       size_t libdir_cap, const char *self, const char *output)
 {
-    char helper[PATH_MAX + 16], module[PATH_MAX + 128], rate[32], dur[32], pid[32];
+    char helper[PATH_MAX + 16], module[PATH_MAX + 128], rate[32], dur[32], pid[32], procs[16];
     char exe[PATH_MAX], said[512];
     const char *slash = strrchr(self, '/');
     char **argv;
@@ -62,9 +62,10 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
     snprintf(rate, sizeof(rate), "%ld", o->rate);
     snprintf(dur, sizeof(dur), "%g", o->duration);
     snprintf(pid, sizeof(pid), "%ld", o->pid);
+    snprintf(procs, sizeof(procs), "%d", o->processes);
     while (o->argv && o->argv[n])
         n++;
-    if (!(argv = calloc((size_t)n + 10, sizeof(*argv))))
+    if (!(argv = calloc((size_t)n + 11, sizeof(*argv))))
         return pp_fail("out of memory");
     argv[k++] = helper;
     argv[k++] = (char *)o->format->name;
@@ -73,6 +74,7 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
     argv[k++] = module;
     argv[k++] = o->no_native ? "1" : "0";
     argv[k++] = dur;
+    argv[k++] = procs;
     argv[k++] = o->pid ? "-p" : "--";
     if (o->pid)
         argv[k++] = pid;

@@ -3,21 +3,28 @@
  * program of its own so that only it links libbpf and elfutils (the CLI
  * and the module build and run without them). cmd_record.c runs it as
  *
- *   perfpy-sample FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION -- PROGRAM [ARGS...]
- *   perfpy-sample FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION -p PID
+ *   perfpy-sample FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION PROCESSES -- PROGRAM [ARGS...]
+ *   perfpy-sample FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION PROCESSES -p PID
+ *   perfpy-sample --check          (perfpy doctor: can it sample here?)
  *
  * It starts PROGRAM, or follows the running process PID (attached: until
  * it ends, DURATION seconds pass (0: none) or Ctrl-C), with nothing
  * installed in it (no module, no environment, no signal, no write),
  * samples it with the BPF collector (collect.c) at RATE Hz, and for each
- * sample names the Python frames from outside (pyread.c, the offsets of
- * MODULE: the perfpy module of PROGRAM's version), unwinds the native
- * stack (unwind.c), names kernel frames (kallsyms.c), splices them
- * (splice.c) and folds the result (fold.c) into the profile that FORMAT's
- * writer writes to OUTPUT; then the summary, and PROGRAM's exit status as
- * its own. Frames carry their executing line (linetable.c: the code
- * object's line table at the frame's instruction). PROGRAM's children are
- * not followed.
+ * sample names the Python frames from outside (pycode.c: each code object
+ * read once, by the offsets of MODULE, the perfpy module of PROGRAM's
+ * version), unwinds the native stack (unwind.c), names kernel frames
+ * (kallsyms.c), splices them (splice.c) and folds the result (fold.c, a
+ * root per process as PROCESSES says) into the profile that FORMAT's writer
+ * writes to OUTPUT; then the summary, and PROGRAM's exit status as its own.
+ * Frames carry their executing line (linetable.c: the code object's line
+ * table at the frame's instruction).
+ *
+ * Children are followed: the collector samples every process a sampled
+ * one forks. One that execs is sampled for its native frames, and for its
+ * Python frames again once its new image shows a _PyRuntime in the same
+ * file as the program's (the same Python: MODULE's offsets hold); another
+ * Python's frames are not read, and the notes after the summary say so.
  */
 #include "cli.h"
 #include "output/output.h"
@@ -26,6 +33,7 @@
 #include "sample/collect.h"
 #include "sample/kallsyms.h"
 #include "sample/maps.h"
+#include "sample/pycode.h"
 #include "sample/pyread.h"
 #include "sample/splice.h"
 #include "sample/unwind.h"
@@ -40,13 +48,28 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct state {
+/* One process being sampled: the program (or the process attached to) and
+ * each child it forks. */
+typedef struct proc {
     pid_t pid;
-    pp_py_offsets off;
-    uint64_t runtime;              /* 0 until found in the program's maps */
+    uint64_t runtime;              /* 0 until found in its maps */
     int looks;                     /* times its maps were searched for it */
-    pp_pyread_types types;         /* to tell a code object that died since */
+    int foreign;                   /* its _PyRuntime is another file's: another
+                                      Python, whose offsets perfpy-sample lacks */
     int have_types;
+    pp_pyread_types types;         /* to tell a code object from what is not */
+} proc;
+
+typedef struct state {
+    pid_t pid;                     /* the program, or the process attached to */
+    pp_py_offsets off;
+    char runtime_file[4096];       /* the file that holds its _PyRuntime */
+    proc *procs;
+    size_t nprocs, cap;
+    unsigned children, foreign;    /* forked while recorded; running another Python */
+    char foreign_file[4096];       /* the first of those */
+    pp_collector *c;
+    pp_pycode *codes;
     pp_unwinder *u;
     pp_splicer *sp;
     pp_folder *fold;
@@ -55,19 +78,61 @@ typedef struct state {
     uint64_t samples, failed;
 } state;
 
+static proc *find_proc(state *st, pid_t pid)
+{
+    proc *p;
+
+    for (size_t i = 0; i < st->nprocs; i++)
+        if (st->procs[i].pid == pid)
+            return &st->procs[i];
+    if (st->nprocs == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : 16;
+        proc *more = realloc(st->procs, cap * sizeof(*more));
+
+        if (!more)
+            return NULL;
+        st->procs = more;
+        st->cap = cap;
+    }
+    p = &st->procs[st->nprocs++];
+    memset(p, 0, sizeof(*p));
+    p->pid = pid;
+    return p;
+}
+
+/* Its frames as the splice wants them, named from the cache (pycode.c). */
+static void python_frames(state *st, const proc *p, const struct pp_bpf_sample *s,
+                          pp_pyframe *py)
+{
+    for (unsigned i = 0; i < s->npy && i < PP_BPF_MAX_PY; i++) {
+        const struct pp_bpf_pyframe *f = &s->py[i];
+        pp_pycode_id id = {f->code, {f->name, f->file, f->table, f->name_id, 0,
+                                     (int32_t)f->firstlineno}};
+        const pp_pycode_entry *e = pp_pycode_get(st->codes, p->pid, &st->off,
+                                                 p->have_types ? &p->types : NULL, &id);
+        int named = e && e->qualname[0];
+
+        py[i] = (pp_pyframe){named ? e->qualname : "[unknown]", named ? e->file : "",
+                             named ? pp_pycode_line(e, &st->off, f->code, f->instr) : 0,
+                             named ? e->def_line : 0, (int)f->entry};
+    }
+}
+
 static void on_sample(const struct pp_bpf_sample *s, void *ctx)
 {
     state *st = ctx;
     static pp_pyframe py[PP_BPF_MAX_PY];
-    static pp_pyread_frame names[PP_BPF_MAX_PY];
     static pp_native_frame nat[512], kern[PP_BPF_MAX_KERNEL];
+    proc *p = find_proc(st, (pid_t)s->pid);
     pp_sample ps;
     pp_script_sample out;
     size_t nn = 0, nk = 0;
     unsigned flags = 0;
 
-    if ((pid_t)s->pid != st->pid)
+    if (!p) {
+        st->failed++;
         return;
+    }
     memset(&ps, 0, sizeof(ps));
     ps.pid = (int32_t)s->pid;
     ps.tid = (int32_t)s->tid;
@@ -78,19 +143,9 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
     memcpy(ps.regs, s->regs, sizeof(ps.regs));
     ps.stack = s->stack + s->stack_skip;
     ps.stack_len = s->stack_len > s->stack_skip ? s->stack_len - s->stack_skip : 0;
-    for (unsigned i = 0; i < s->npy && i < PP_BPF_MAX_PY; i++) {
-        pp_pyread_code(st->pid, &st->off, st->have_types ? &st->types : NULL, s->py[i].code,
-                       &names[i]);
-        py[i] = (pp_pyframe){names[i].qualname[0] ? names[i].qualname : "[unknown]",
-                             names[i].file,
-                             names[i].qualname[0]
-                                 ? pp_pyread_line(st->pid, &st->off, s->py[i].code,
-                                                  s->py[i].instr, names[i].def_line)
-                                 : 0,
-                             names[i].def_line, (int)s->py[i].entry};
-    }
+    python_frames(st, p, s, py);
     ps.py = py;
-    ps.npy = s->npy;
+    ps.npy = s->npy < PP_BPF_MAX_PY ? s->npy : PP_BPF_MAX_PY;
     ps.py_truncated = (s->flags & PP_BPF_PY_TRUNCATED) != 0;
     if (st->have_ks)
         nk = pp_kallsyms_frames(&st->ks, (const uint64_t *)s->kips, s->nkernel, kern, PP_BPF_MAX_KERNEL);
@@ -102,26 +157,81 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
     st->samples++;
 }
 
-/* _PyRuntime, once the program's image (and its libpython) is mapped. */
-static void find_runtime(state *st, pp_collector *c)
+/* A process forked, exec'd or ended: what is known of it follows. */
+static void on_event(const struct pp_bpf_event *e, void *ctx)
+{
+    state *st = ctx;
+    proc *p, *parent;
+
+    switch (e->kind) {
+    case PP_BPF_EV_FORK:
+        parent = find_proc(st, (pid_t)e->ppid);
+        if (parent && (p = find_proc(st, (pid_t)e->pid))) {
+            parent = find_proc(st, (pid_t)e->ppid);    /* the table may have moved */
+            *p = *parent;                              /* the same memory */
+            p->pid = (pid_t)e->pid;
+        }
+        st->children++;
+        break;
+    case PP_BPF_EV_EXEC:
+    case PP_BPF_EV_EXIT:
+        pp_unwind_forget(st->u, (int)e->pid);
+        pp_pycode_forget(st->codes, (pid_t)e->pid);
+        if (!(p = find_proc(st, (pid_t)e->pid)))
+            break;
+        if (e->kind == PP_BPF_EV_EXEC) {
+            memset(p, 0, sizeof(*p));                  /* its _PyRuntime is looked for */
+            p->pid = (pid_t)e->pid;
+        } else {
+            *p = st->procs[--st->nprocs];
+        }
+        break;
+    }
+}
+
+/* p's _PyRuntime, once its image (and its libpython) is mapped; p runs the
+ * program's Python only if that is in the same file. */
+static void find_runtime(state *st, proc *p)
 {
     pp_maps maps = {0};
+    char file[4096];
+    uint64_t runtime;
 
     /* each look opens the ELF files the process maps: while its image and
      * libpython load (the first milliseconds), not for the whole run of a
-     * process that never shows a _PyRuntime */
-    if (st->runtime || st->looks >= 100)
+     * process that never shows a _PyRuntime (gzip, a shell) */
+    if (p->runtime || p->foreign || p->looks >= 100)
         return;
-    if (++st->looks == 100)
+    if (++p->looks == 100 && p->pid == st->pid)
         fprintf(stderr, "perfpy: no _PyRuntime in the process %d after 2 s: its Python "
-                "frames are not read (native frames only)\n", (int)st->pid);
-    if (pp_maps_read(st->pid, &maps) != 0)
+                "frames are not read (native frames only)\n", (int)p->pid);
+    if (pp_maps_read(p->pid, &maps) != 0)
         return;
-    if (pp_py_symbol_address(&maps, "_PyRuntime", &st->runtime, NULL, 0) == 0) {
-        st->have_types = pp_pyread_types_find(&maps, &st->types) == 0;
-        pp_collect_add(c, st->pid, &st->off, st->runtime);
+    if (pp_py_symbol_address(&maps, "_PyRuntime", &runtime, file, sizeof(file)) == 0) {
+        if (!st->runtime_file[0])
+            snprintf(st->runtime_file, sizeof(st->runtime_file), "%s", file);
+        if (strcmp(file, st->runtime_file) != 0) {
+            p->foreign = 1;
+            if (!st->foreign++)
+                snprintf(st->foreign_file, sizeof(st->foreign_file), "%s", file);
+        } else {
+            p->runtime = runtime;
+            p->have_types = pp_pyread_types_find(&maps, &p->types) == 0;
+            pp_collect_add(st->c, p->pid, &st->off, runtime);
+        }
     }
     pp_maps_free(&maps);
+}
+
+static void find_runtimes(state *st)
+{
+    for (size_t i = 0; i < st->nprocs; i++)
+        find_runtime(st, &st->procs[i]);
+}
+
+static int take(state *st, int timeout_ms)
+{
+    return pp_collect_poll(st->c, timeout_ms, on_sample, on_event, st);
 }
 
 static pid_t start_program(char **argv, int *go)
@@ -164,19 +274,45 @@ static double now_s(void)
 }
 
 /* Attached: until the process ends, the duration passes, or Ctrl-C. */
-static void follow(state *st, pp_collector *c, double duration)
+static void follow(state *st, double duration)
 {
     double end = duration > 0 ? now_s() + duration : 0;
 
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
-    find_runtime(st, c);
+    find_runtimes(st);
     while (!interrupted && (!end || now_s() < end) &&
            (kill(st->pid, 0) == 0 || errno == EPERM)) {
-        pp_collect_poll(c, 20, on_sample, st);
-        find_runtime(st, c);
+        take(st, 20);
+        find_runtimes(st);
     }
-    pp_collect_remove(c, st->pid);
+    /* its children stop being sampled with it: the map is freed on close */
+}
+
+/* What the profile does not say by itself: children, code objects gone
+ * before they were named, samples lost or not folded. */
+static void notes(const state *st, pp_collector *c)
+{
+    pp_pycode_stats cs = pp_pycode_stats_of(st->codes);
+
+    if (st->children)
+        fprintf(stderr, "perfpy: followed %u child process%s of the process %d\n",
+                st->children, st->children == 1 ? "" : "es", (int)st->pid);
+    if (st->foreign)
+        fprintf(stderr, "perfpy: %u of them ran another Python (%s, not %s): their native "
+                "frames are in the profile, their Python frames are not (record that "
+                "Python's program on its own)\n", st->foreign, st->foreign_file,
+                st->runtime_file);
+    if (cs.freed)
+        fprintf(stderr, "perfpy: %llu code objects were freed before they could be named: "
+                "their frames are [unknown] (%llu named)\n", (unsigned long long)cs.freed,
+                (unsigned long long)cs.named);
+    if (pp_collect_lost(c))
+        fprintf(stderr, "perfpy: %llu samples lost (the ring buffer was full)\n",
+                (unsigned long long)pp_collect_lost(c));
+    if (st->failed)
+        fprintf(stderr, "perfpy: %llu samples could not be folded (out of memory)\n",
+                (unsigned long long)st->failed);
 }
 
 static int finish(state *st, pp_profile *prof, const char *format, const char *output,
@@ -200,92 +336,121 @@ static int finish(state *st, pp_profile *prof, const char *format, const char *o
     snprintf(rr.output, sizeof(rr.output), "%s", output);
     pp_summary_print(stderr, &rr, 10);
     pp_profile_free(prof);
-    if (st->failed)
-        fprintf(stderr, "perfpy: %llu samples could not be folded (out of memory)\n",
-                (unsigned long long)st->failed);
     if (WIFSIGNALED(status))
         return 128 + WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : PP_EXIT_FAIL;
 }
 
-int main(int argc, char **argv)
+/* Starts the program, once the collector follows it, and waits for its end. */
+static int run_program(state *st, char **argv, int *status)
 {
-    state st;
-    pp_collector *c;
-    pp_profile prof;
-    pp_fold_opts fo = {0};
-    char why[512];
-    long rate;
-    int go, status = 0;
+    int go;
 
-    int attach;
-    double duration;
-
-    if (argc < 9 || (strcmp(argv[7], "--") != 0 && strcmp(argv[7], "-p") != 0)) {
-        fprintf(stderr, "perfpy-sample is run by `perfpy record --mode sample`\n");
-        return PP_EXIT_USAGE;
-    }
-    attach = strcmp(argv[7], "-p") == 0;
-    duration = strtod(argv[6], NULL);
-    memset(&st, 0, sizeof(st));
-    rate = strtol(argv[3], NULL, 10);
-    fo.no_native = strcmp(argv[5], "1") == 0;
-    if (pp_pyoffsets_read(argv[4], &st.off) != 0) {
-        fprintf(stderr, "perfpy: %s holds no structure offsets perfpy can use: rebuild "
-                "perfpy (make)\n", argv[4]);
+    signal(SIGINT, SIG_IGN);       /* the program gets Ctrl-C; it ends, then we do */
+    if ((st->pid = start_program(argv, &go)) < 0) {
+        fprintf(stderr, "perfpy: cannot start %s: %s\n", argv[0], strerror(errno));
         return PP_EXIT_FAIL;
     }
-    if (pp_collect_open(&c, (int)rate, why, sizeof(why)) != 0) {
+    find_proc(st, st->pid);
+    pp_collect_add(st->c, st->pid, &st->off, 0);
+    if (write(go, "g", 1) != 1)
+        kill(st->pid, SIGKILL);
+    close(go);
+    fprintf(stderr, "perfpy: recording %s in sample mode (BPF; nothing installed in the "
+            "program)\n", argv[0]);
+    for (;;) {
+        pid_t w = waitpid(st->pid, status, WNOHANG);
+
+        find_runtimes(st);
+        take(st, w == 0 ? 20 : 0);
+        if (w == st->pid || (w < 0 && errno != EINTR))
+            return 0;
+    }
+}
+
+static int open_all(state *st, pp_profile *prof, const pp_fold_opts *fo, long rate)
+{
+    char why[512];
+
+    if (pp_collect_open(&st->c, (int)rate, why, sizeof(why)) != 0) {
         fprintf(stderr, "perfpy: sample mode cannot sample here (%s): it needs root, or the "
                 "capabilities CAP_BPF and CAP_PERFMON, and a kernel with BPF and BTF; the "
                 "trampoline modes work without them: --mode perf or --mode jit\n", why);
         return PP_EXIT_FAIL;
     }
-    if (pp_profile_init(&prof) != 0 || pp_fold_open(&st.fold, &prof, &fo) != 0 ||
-        pp_unwind_open(&st.u) != 0 || pp_splice_open(&st.sp, NULL) != 0) {
+    if (pp_profile_init(prof) != 0 || pp_fold_open(&st->fold, prof, fo) != 0 ||
+        pp_unwind_open(&st->u) != 0 || pp_splice_open(&st->sp, NULL) != 0 ||
+        pp_pycode_open(&st->codes) != 0) {
         fprintf(stderr, "perfpy: out of memory\n");
         return PP_EXIT_FAIL;
     }
-    st.have_ks = pp_kallsyms_load(&st.ks) == 0;
-    if (st.have_ks && !pp_kallsyms_usable(&st.ks)) {
-        pp_kallsyms_free(&st.ks);       /* addresses hidden: it names nothing */
-        st.have_ks = 0;
+    st->have_ks = pp_kallsyms_load(&st->ks) == 0;
+    if (st->have_ks && !pp_kallsyms_usable(&st->ks)) {
+        pp_kallsyms_free(&st->ks);      /* addresses hidden: it names nothing */
+        st->have_ks = 0;
     }
-    if (attach) {
-        st.pid = (pid_t)strtol(argv[8], NULL, 10);
-        fprintf(stderr, "perfpy: recording the process %d in sample mode (%ld Hz, BPF; "
-                "nothing installed in it); Ctrl-C stops\n", (int)st.pid, rate);
-        pp_collect_add(c, st.pid, &st.off, 0);
-        follow(&st, c, duration);
-        goto done;
-    }
-    signal(SIGINT, SIG_IGN);       /* the program gets Ctrl-C; it ends, then we do */
-    if ((st.pid = start_program(argv + 8, &go)) < 0) {
-        fprintf(stderr, "perfpy: cannot start %s: %s\n", argv[8], strerror(errno));
+    return 0;
+}
+
+/* perfpy doctor's question: can sample mode sample here? The BPF program
+ * loaded and attached as a recording would (its perf events on every CPU,
+ * its tracepoints), then closed. */
+static int check(void)
+{
+    pp_collector *c;
+    char why[512];
+
+    if (pp_collect_open(&c, 99, why, sizeof(why)) != 0) {
+        printf("%s\n", why);
         return PP_EXIT_FAIL;
     }
-    pp_collect_add(c, st.pid, &st.off, 0);
-    if (write(go, "g", 1) != 1)
-        kill(st.pid, SIGKILL);
-    close(go);
-    fprintf(stderr, "perfpy: recording %s in sample mode (%ld Hz, BPF; nothing installed "
-            "in the program)\n", argv[8], rate);
-    for (;;) {
-        pid_t w = waitpid(st.pid, &status, WNOHANG);
-
-        find_runtime(&st, c);
-        pp_collect_poll(c, w == 0 ? 20 : 0, on_sample, &st);
-        if (w == st.pid || (w < 0 && errno != EINTR))
-            break;
-    }
-done:
-    while (pp_collect_poll(c, 0, on_sample, &st) > 0)
-        ;
-    if (pp_collect_lost(c))
-        fprintf(stderr, "perfpy: %llu samples lost (the ring buffer was full)\n",
-                (unsigned long long)pp_collect_lost(c));
     pp_collect_close(c);
+    printf("the BPF program loads and attaches (privileges, BPF, BTF)\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    state st;
+    pp_profile prof;
+    pp_fold_opts fo = {0};
+    long rate;
+    int rc, status = 0;
+
+    if (argc == 2 && strcmp(argv[1], "--check") == 0)
+        return check();
+    if (argc < 10 || (strcmp(argv[8], "--") != 0 && strcmp(argv[8], "-p") != 0)) {
+        fprintf(stderr, "perfpy-sample is run by `perfpy record --mode sample`\n");
+        return PP_EXIT_USAGE;
+    }
+    memset(&st, 0, sizeof(st));
+    rate = strtol(argv[3], NULL, 10);
+    fo.no_native = strcmp(argv[5], "1") == 0;
+    fo.processes = (int)strtol(argv[7], NULL, 10);
+    if (pp_pyoffsets_read(argv[4], &st.off) != 0) {
+        fprintf(stderr, "perfpy: %s holds no structure offsets perfpy can use: rebuild "
+                "perfpy (make)\n", argv[4]);
+        return PP_EXIT_FAIL;
+    }
+    if ((rc = open_all(&st, &prof, &fo, rate)) != 0)
+        return rc;
+    if (strcmp(argv[8], "-p") == 0) {
+        st.pid = (pid_t)strtol(argv[9], NULL, 10);
+        fprintf(stderr, "perfpy: recording the process %d in sample mode (%ld Hz, BPF; "
+                "nothing installed in it); Ctrl-C stops\n", (int)st.pid, rate);
+        find_proc(&st, st.pid);
+        pp_collect_add(st.c, st.pid, &st.off, 0);
+        follow(&st, strtod(argv[6], NULL));
+    } else if ((rc = run_program(&st, argv + 9, &status)) != 0) {
+        return rc;
+    }
+    while (take(&st, 0) > 0)
+        ;
+    notes(&st, st.c);
+    pp_collect_close(st.c);
     pp_unwind_close(st.u);
     pp_splice_close(st.sp);
+    pp_pycode_close(st.codes);
+    free(st.procs);
     return finish(&st, &prof, argv[1], argv[2], status);
 }

@@ -48,6 +48,7 @@ const pp_py_offsets perfpy_py_offsets = {
     .str_compact_mask = STR_COMPACT_MASK,
     .str_kind_mask = STR_KIND_MASK,
     .str_length = offsetof(PyASCIIObject, length),
+    .str_hash = offsetof(PyASCIIObject, hash),
     .str_ascii_data = sizeof(PyASCIIObject),
     .str_compact_data = sizeof(PyCompactUnicodeObject),
     .object_type = offsetof(PyObject, ob_type),

@@ -22,6 +22,7 @@ struct pp_collector {
     int *fds;
     int ncpu;
     pp_collect_fn fn;
+    pp_collect_event_fn event_fn;
     void *ctx;
 };
 
@@ -39,6 +40,9 @@ static int on_record(void *ctx, void *data, size_t len)
 
     if (len >= sizeof(struct pp_bpf_sample) && c->fn)
         c->fn(data, c->ctx);
+    else if (len >= sizeof(struct pp_bpf_event) && len < sizeof(struct pp_bpf_sample) &&
+             c->event_fn)
+        c->event_fn(data, c->ctx);
     return 0;
 }
 
@@ -103,6 +107,12 @@ int pp_collect_open(pp_collector **out, int freq, char *why, size_t len)
         pp_collect_close(c);
         return fail(why, len, rc, "the BPF ring buffer");
     }
+    if (pp_sample_bpf__attach(c->skel) != 0) {      /* the tracepoints */
+        rc = -errno;
+        pp_collect_close(c);
+        return fail(why, len, rc ? rc : -EPERM, "attaching the BPF program to the "
+                    "scheduler's fork, exec and exit tracepoints");
+    }
     if ((rc = open_events(c, freq, why, len)) < 0) {
         pp_collect_close(c);
         return rc;
@@ -131,6 +141,13 @@ int pp_collect_add(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t 
             .frame_owner = o->frame_owner,
             .frame_owner_shim_min = o->frame_owner_shim_min,
             .frame_is_entry = o->frame_is_entry,
+            .code_name = o->code_qualname >= 0 ? o->code_qualname : o->code_name,
+            .code_filename = o->code_filename,
+            .code_linetable = o->code_linetable,
+            .code_firstlineno = o->code_firstlineno,
+            .str_hash = o->str_hash,
+            .str_length = o->str_length,
+            .str_ascii_data = o->str_ascii_data,
         },
     };
     __u32 key = (__u32)pid;
@@ -147,11 +164,13 @@ void pp_collect_remove(pp_collector *c, pid_t pid)
     bpf_map__delete_elem(c->skel->maps.targets, &key, sizeof(key), 0);
 }
 
-int pp_collect_poll(pp_collector *c, int timeout_ms, pp_collect_fn fn, void *ctx)
+int pp_collect_poll(pp_collector *c, int timeout_ms, pp_collect_fn fn,
+                    pp_collect_event_fn event_fn, void *ctx)
 {
     int n;
 
     c->fn = fn;
+    c->event_fn = event_fn;
     c->ctx = ctx;
     n = ring_buffer__poll(c->ring, timeout_ms);
     return n < 0 && n != -EINTR ? n : n < 0 ? 0 : n;

@@ -22,10 +22,15 @@ int pp_collect_open(pp_collector **out, int freq, char *why, size_t len);
  * the _PyRuntime address runtime. 0 or -errno. */
 int pp_collect_add(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t runtime);
 void pp_collect_remove(pp_collector *c, pid_t pid);
-/* Waits up to timeout_ms for records, calls fn on each; the number handled,
- * or -errno. */
+/* Waits up to timeout_ms for records, calls fn on each sample and event_fn
+ * (may be NULL) on each event, in the order they happened: a target's
+ * children are targets too (PP_BPF_EV_FORK), one that execs is sampled
+ * without its Python frames until added again (PP_BPF_EV_EXEC), one that
+ * ends is removed (PP_BPF_EV_EXIT). The number handled, or -errno. */
 typedef void (*pp_collect_fn)(const struct pp_bpf_sample *s, void *ctx);
-int pp_collect_poll(pp_collector *c, int timeout_ms, pp_collect_fn fn, void *ctx);
+typedef void (*pp_collect_event_fn)(const struct pp_bpf_event *e, void *ctx);
+int pp_collect_poll(pp_collector *c, int timeout_ms, pp_collect_fn fn,
+                    pp_collect_event_fn event_fn, void *ctx);
 /* Samples the kernel could not hand over (the ring buffer was full). */
 uint64_t pp_collect_lost(const pp_collector *c);
 void pp_collect_close(pp_collector *c);

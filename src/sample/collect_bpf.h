@@ -30,6 +30,8 @@ struct pp_bpf_offsets {
     __s32 tstate_next, tstate_thread_id, tstate_frame, tstate_cframe, cframe_current_frame;
     __s32 frame_is_object, frame_previous, frame_code, frame_code_tag_mask, frame_instr;
     __s32 frame_owner, frame_owner_shim_min, frame_is_entry;
+    __s32 code_name, code_filename, code_linetable, code_firstlineno, str_hash;
+    __s32 str_length, str_ascii_data;
 };
 
 struct pp_bpf_target {
@@ -41,6 +43,42 @@ struct pp_bpf_pyframe {
     __u64 code;                     /* the code object */
     __u64 instr;                    /* f_lasti, or the instruction pointer */
     __u64 entry;                    /* 1: the first frame of an evaluation */
+    /* what the code object's fields held at the sample: with its address,
+     * its identity (pycode.h), so that an object freed and another made at
+     * the same address is never named with the first one's name */
+    __u64 name, file, table;        /* co_qualname (co_name), co_filename, line table */
+    __u64 name_id;                  /* the name's characters: pp_bpf_name_id */
+    __u32 firstlineno, pad;
+};
+
+/* A name's identity from its characters, computed alike on both sides:
+ * the str's own hash once computed (names interned by the compiler have
+ * it at once), else its length and up to its first 32 bytes of characters
+ * (str_ascii_data on: a name made at run time, code.replace()). */
+#define PP_BPF_NAME_BYTES 32
+
+static inline __u64 pp_bpf_name_id(__s64 hash, __u64 length, const __u64 chars[4])
+{
+    __u64 h = length * 0x9e3779b97f4a7c15ull;
+
+    if (hash != -1)
+        return (__u64)hash;
+    for (int i = 0; i < 4; i++)
+        h = (h ^ chars[i]) * 0x100000001b3ull + (h >> 29);
+    return h == (__u64)-1 ? 0 : h;
+}
+
+/* A process being sampled forked, exec'd or ended (the BPF program follows
+ * its children and stops at its end; user space updates what it knows). */
+enum {
+    PP_BPF_EV_FORK = 1,             /* pid is a new process, a child of ppid */
+    PP_BPF_EV_EXEC = 2,             /* pid runs another program: no Python frames
+                                       read until user space adds it again */
+    PP_BPF_EV_EXIT = 3,             /* pid ended: no longer sampled */
+};
+
+struct pp_bpf_event {
+    __u32 kind, pid, ppid, pad;
 };
 
 struct pp_bpf_sample {

@@ -59,6 +59,7 @@ typedef struct pp_py_offsets {
     int32_t str_state;            /* PyASCIIObject.state (a bit field word) */
     uint32_t str_ascii_mask, str_compact_mask, str_kind_mask;
     int32_t str_length;
+    int32_t str_hash;             /* its hash, -1 until computed (names: at once) */
     int32_t str_ascii_data;       /* sizeof(PyASCIIObject) */
     int32_t str_compact_data;     /* sizeof(PyCompactUnicodeObject) */
     int32_t object_type;          /* PyObject.ob_type */

@@ -7,7 +7,7 @@
  * (the frames read so far are kept), and nothing read is trusted as a size.
  */
 #include "pyread.h"
-#include "linetable.h"
+#include "collect_bpf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -194,7 +194,7 @@ static size_t utf8(uint32_t c, char *out)
     return 4;
 }
 
-static int is_a(pid_t pid, const pp_py_offsets *o, uint64_t obj, uint64_t type)
+int pp_pyread_is(pid_t pid, const pp_py_offsets *o, uint64_t obj, uint64_t type)
 {
     uint64_t t = 0;
 
@@ -203,8 +203,8 @@ static int is_a(pid_t pid, const pp_py_offsets *o, uint64_t obj, uint64_t type)
 
 /* A str object (compact, as every name and file name is) as UTF-8; "" when
  * it cannot be read, or is no str (str_type: PyUnicode_Type, 0: unchecked). */
-static void peek_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, uint64_t str_type,
-                     char *out, size_t size)
+int pp_pyread_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, uint64_t str_type,
+                  char *out, size_t size)
 {
     uint32_t state;
     int64_t length;
@@ -212,19 +212,19 @@ static void peek_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, uint64_t 
     size_t kind, n, w = 0;
 
     out[0] = '\0';
-    if (!is_a(pid, o, addr, str_type) ||
+    if (!pp_pyread_is(pid, o, addr, str_type) ||
         peek(pid, addr + (uint64_t)o->str_state, &state, sizeof(state)) != 0 ||
         peek(pid, addr + (uint64_t)o->str_length, &length, sizeof(length)) != 0 ||
         !(state & o->str_compact_mask) || length < 0)
-        return;
+        return 0;
     kind = (state & o->str_kind_mask) >> __builtin_ctz(o->str_kind_mask);
     if (kind != 1 && kind != 2 && kind != 4)
-        return;
+        return 0;
     n = (size_t)length < STR_MAX ? (size_t)length : STR_MAX;
     if (peek(pid, addr + (uint64_t)(state & o->str_ascii_mask ? o->str_ascii_data
                                                               : o->str_compact_data),
              raw, n * kind) != 0)
-        return;
+        return 0;
     for (size_t i = 0; i < n && w + 5 <= size; i++) {
         uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((const uint16_t *)(void *)raw)[i]
                                                     : ((const uint32_t *)(void *)raw)[i];
@@ -234,6 +234,7 @@ static void peek_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, uint64_t 
         w += utf8(c, out + w);
     }
     out[w] = '\0';
+    return 1;
 }
 
 int pp_pyread_code(pid_t pid, const pp_py_offsets *o, const pp_pyread_types *types,
@@ -245,13 +246,13 @@ int pp_pyread_code(pid_t pid, const pp_py_offsets *o, const pp_pyread_types *typ
     f->code = code;
     f->qualname[0] = f->file[0] = '\0';
     f->def_line = 0;
-    if (!is_a(pid, o, code, types ? types->code : 0))
+    if (!pp_pyread_is(pid, o, code, types ? types->code : 0))
         return 0;
     peek_ptr(pid, code, o->code_qualname >= 0 ? o->code_qualname : o->code_name, &name);
     peek_ptr(pid, code, o->code_filename, &file);
     peek(pid, code + (uint64_t)o->code_firstlineno, &line, sizeof(line));
-    peek_str(pid, o, name, types ? types->str : 0, f->qualname, sizeof(f->qualname));
-    peek_str(pid, o, file, types ? types->str : 0, f->file, sizeof(f->file));
+    pp_pyread_str(pid, o, name, types ? types->str : 0, f->qualname, sizeof(f->qualname));
+    pp_pyread_str(pid, o, file, types ? types->str : 0, f->file, sizeof(f->file));
     f->def_line = line;
     return f->qualname[0] != '\0';
 }
@@ -264,32 +265,62 @@ int pp_pyread_types_find(const pp_maps *maps, pp_pyread_types *t)
     return 0;
 }
 
-/* ---- line tables (the parser: linetable.c) ---------------------------------- */
+/* ---- a code object's identity, its line table, a frame's offset ------------- */
 
-#define TABLE_MAX 65536      /* bytes of a line table read */
-
-int pp_pyread_line(pid_t pid, const pp_py_offsets *o, uint64_t code, uint64_t instr,
-                   int def_line)
+int pp_pyread_code_fields(pid_t pid, const pp_py_offsets *o, uint64_t code,
+                          pp_pyread_fields *id)
 {
-    static unsigned char table[TABLE_MAX];
-    uint64_t bytes = 0;
-    int64_t size = 0, offset;
+    uint64_t len = 0;
+    __u64 chars[4] = {0, 0, 0, 0};
+    int64_t hash = -1;
+    size_t n;
+    int rc;
 
-    if (o->code_linetable < 0 || peek_ptr(pid, code, o->code_linetable, &bytes) != 0 ||
-        peek(pid, bytes + (uint64_t)o->bytes_size, &size, sizeof(size)) != 0 ||
-        size <= 0 || size > TABLE_MAX ||
-        peek(pid, bytes + (uint64_t)o->bytes_data, table, (size_t)size) != 0)
-        return def_line;
+    memset(id, 0, sizeof(*id));
+    if ((rc = peek_ptr(pid, code, o->code_qualname >= 0 ? o->code_qualname : o->code_name,
+                       &id->name)) != 0 ||
+        (rc = peek_ptr(pid, code, o->code_filename, &id->file)) != 0 ||
+        (rc = peek_ptr(pid, code, o->code_linetable, &id->table)) != 0 ||
+        (rc = peek_ptr(pid, id->name, o->str_hash, (uint64_t *)&hash)) != 0 ||
+        (rc = peek_ptr(pid, id->name, o->str_length, &len)) != 0)
+        return rc;
+    n = len > PP_BPF_NAME_BYTES ? PP_BPF_NAME_BYTES : (size_t)len;
+    if (n && peek(pid, id->name + (uint64_t)o->str_ascii_data, chars, n) != 0)
+        memset(chars, 0, sizeof(chars));       /* as bpf_probe_read_user leaves it */
+    id->name_id = pp_bpf_name_id(hash, len, chars);
+    id->name_chars = pp_bpf_name_id(-1, len, chars);
+    return peek(pid, code + (uint64_t)o->code_firstlineno, &id->def_line, sizeof(id->def_line));
+}
+
+long pp_pyread_bytes(pid_t pid, const pp_py_offsets *o, uint64_t table, unsigned char *out,
+                     size_t cap)
+{
+    int64_t size = 0;
+    int rc;
+
+    if (o->code_linetable < 0)
+        return -ENOENT;
+    if ((rc = peek(pid, table + (uint64_t)o->bytes_size, &size, sizeof(size))) != 0)
+        return rc;
+    if (size < 0)
+        return -EINVAL;
+    if ((uint64_t)size > cap)
+        return -E2BIG;
+    if ((rc = peek(pid, table + (uint64_t)o->bytes_data, out, (size_t)size)) != 0)
+        return rc;
+    return (long)size;
+}
+
+int64_t pp_pyread_offset(const pp_py_offsets *o, uint64_t code, uint64_t instr)
+{
     if (o->instr_kind == PP_INSTR_POINTER) {
         uint64_t start = code + (uint64_t)o->code_adaptive;
 
-        if (o->code_adaptive < 0 || instr < start)
-            return def_line;
-        offset = (int64_t)(instr - start);
-    } else {
-        offset = (int64_t)(int32_t)instr * (o->instr_kind == PP_INSTR_LASTI_UNITS ? 2 : 1);
+        if (o->code_adaptive < 0 || instr < start || instr - start > INT32_MAX)
+            return -1;
+        return (int64_t)(instr - start);
     }
-    return pp_linetable_line(table, (size_t)size, o->linetable_format, offset, def_line);
+    return (int64_t)(int32_t)instr * (o->instr_kind == PP_INSTR_LASTI_UNITS ? 2 : 1);
 }
 
 /* ---- the walk --------------------------------------------------------------- */

@@ -64,19 +64,37 @@ int pp_pyread_types_find(const pp_maps *maps, pp_pyread_types *t);
 int pp_pyread_code(pid_t pid, const pp_py_offsets *o, const pp_pyread_types *types,
                    uint64_t code, pp_pyread_frame *f);
 
-/* The line the frame is at: code's line table (read from the process)
- * at instr, the frame's instruction as the collector read it (pyoffsets.h
- * PP_INSTR_*). def_line when the table says nothing there or cannot be
- * read. */
-int pp_pyread_line(pid_t pid, const pp_py_offsets *o, uint64_t code, uint64_t instr,
-                   int def_line);
+/* What a code object's fields hold: where its names and line table are
+ * (the identity pycode.h checks a sampled code object against). */
+typedef struct pp_pyread_fields {
+    uint64_t name, file, table;  /* co_qualname (co_name), co_filename, line table */
+    uint64_t name_id;            /* its name's identity: pp_bpf_name_id */
+    uint64_t name_chars;         /* the same from its characters, hash or not */
+    int32_t def_line;            /* co_firstlineno */
+} pp_pyread_fields;
 
-/* The line the frame is at: code's line table (read from the process)
- * at instr, the frame's instruction as the collector read it (pyoffsets.h
- * PP_INSTR_*). def_line when the table says nothing there or cannot be
- * read. */
-int pp_pyread_line(pid_t pid, const pp_py_offsets *o, uint64_t code, uint64_t instr,
-                   int def_line);
+/* 1 when the object at obj in pid has the type at type (0: unchecked). */
+int pp_pyread_is(pid_t pid, const pp_py_offsets *o, uint64_t obj, uint64_t type);
+
+/* Reads them from code in pid: 0, or -errno (-ESRCH: gone). */
+int pp_pyread_code_fields(pid_t pid, const pp_py_offsets *o, uint64_t code,
+                          pp_pyread_fields *id);
+
+/* A str at addr in pid as UTF-8 into out (size len): 1 when read, 0 ("")
+ * when it is no str (str_type: PyUnicode_Type's address; 0 unchecked) or
+ * cannot be read. */
+int pp_pyread_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, uint64_t str_type,
+                  char *out, size_t len);
+
+/* The line table of a code object (a bytes object at table, as its id
+ * says) copied into out (up to cap bytes): its length, or -errno (-E2BIG:
+ * longer than cap). */
+long pp_pyread_bytes(pid_t pid, const pp_py_offsets *o, uint64_t table, unsigned char *out,
+                     size_t cap);
+
+/* The byte offset in the code of a frame's instruction as the collector
+ * read it (pyoffsets.h PP_INSTR_*); -1 when it is not in the code. */
+int64_t pp_pyread_offset(const pp_py_offsets *o, uint64_t code, uint64_t instr);
 
 /* The Python stacks of every thread of the main interpreter of pid, whose
  * _PyRuntime is at runtime; up to max threads into out. The number of

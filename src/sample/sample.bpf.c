@@ -16,6 +16,13 @@
  *                               instruction pointer and whether it is the
  *                               first frame of an evaluation
  *
+ * Three tracepoints follow the processes: a child a target forks is a
+ * target too (same memory, same offsets); a target that execs runs another
+ * program, so its Python frames are not read until user space has found
+ * the new image's _PyRuntime; a target whose last thread ends is removed
+ * (its pid may be reused). Each tells user space with a small record
+ * (pp_bpf_event) in the same ring buffer, after the samples before it.
+ *
  * Only reads (bpf_probe_read_user): the program is not changed, stopped or
  * slowed beyond the sample itself. The structure offsets come from user
  * space per process (pyoffsets.h, the module of its version). GPL: the
@@ -25,6 +32,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
 
 #include "collect_bpf.h"
 
@@ -67,6 +75,22 @@ static __always_inline __u8 rd8(__u64 addr, __s32 off)
         return 0;
     bpf_probe_read_user(&v, sizeof(v), (const void *)(addr + off));
     return v;
+}
+
+/* pp_bpf_name_id of the str at name: its hash, else its characters */
+static __always_inline __u64 name_id(__u64 name, const struct pp_bpf_offsets *o)
+{
+    __u64 chars[4] = {0, 0, 0, 0}, len;
+    __s64 hash = (__s64)rd(name, o->str_hash);
+    __u32 n;
+
+    if (hash != -1 || !name)
+        return pp_bpf_name_id(hash, 0, chars);
+    len = rd(name, o->str_length);
+    n = len > PP_BPF_NAME_BYTES ? PP_BPF_NAME_BYTES : (__u32)len;
+    if (n > 0 && n <= PP_BPF_NAME_BYTES && o->str_ascii_data >= 0)
+        bpf_probe_read_user(chars, n, (const void *)(name + o->str_ascii_data));
+    return pp_bpf_name_id(hash, len, chars);
 }
 
 struct walk {
@@ -128,6 +152,11 @@ static long one_frame(__u32 i, void *ctx)
                                         : rd(frame, o->frame_instr);
     s->py[n].entry = o->frame_is_object ? 1
                      : o->frame_is_entry >= 0 ? rd8(frame, o->frame_is_entry) : 0;
+    s->py[n].name = rd(code, o->code_name);
+    s->py[n].name_id = name_id(s->py[n].name, o);
+    s->py[n].file = rd(code, o->code_filename);
+    s->py[n].table = rd(code, o->code_linetable);
+    s->py[n].firstlineno = (__u32)rd(code, o->code_firstlineno);
     w->n = n + 1;
     return 0;
 }
@@ -219,5 +248,67 @@ int pp_on_sample(struct bpf_perf_event_data *ctx)
         python_frames(t, task, s);
     }
     bpf_ringbuf_submit(s, 0);
+    return 0;
+}
+
+/* ---- following the processes ------------------------------------------------ */
+
+static __always_inline void tell(__u32 kind, __u32 pid, __u32 ppid)
+{
+    struct pp_bpf_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+    __u32 zero = 0;
+    __u64 *l;
+
+    if (!e) {
+        if ((l = bpf_map_lookup_elem(&lost, &zero)))
+            (*l)++;
+        return;
+    }
+    e->kind = kind;
+    e->pid = pid;
+    e->ppid = ppid;
+    e->pad = 0;
+    bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(pp_on_fork, struct task_struct *parent, struct task_struct *child)
+{
+    __u32 ptgid = parent->tgid, ctgid = child->tgid;
+    struct pp_bpf_target *t, copy;
+
+    if (ctgid == ptgid || !(t = bpf_map_lookup_elem(&targets, &ptgid)))
+        return 0;                   /* a thread, or not a target's child */
+    copy = *t;
+    if (bpf_map_update_elem(&targets, &ctgid, &copy, BPF_ANY) == 0)
+        tell(PP_BPF_EV_FORK, ctgid, ptgid);
+    return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(pp_on_exec, struct task_struct *p)
+{
+    __u32 tgid = p->tgid;
+    struct pp_bpf_target *t = bpf_map_lookup_elem(&targets, &tgid);
+
+    if (!t)
+        return 0;
+    t->runtime = 0;                 /* another image: its _PyRuntime is elsewhere */
+    tell(PP_BPF_EV_EXEC, tgid, 0);
+    return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(pp_on_exit, struct task_struct *p)
+{
+    __u32 tgid = p->tgid;
+
+    /* the group's last thread (the count is down before this tracepoint;
+     * an exec from another thread ends the leader with the group alive) */
+    if (BPF_CORE_READ(p, signal, live.counter) != 0 ||
+        !bpf_map_lookup_elem(&targets, &tgid))
+        return 0;
+    bpf_map_delete_elem(&targets, &tgid);
+    tell(PP_BPF_EV_EXIT, tgid, 0);
     return 0;
 }

@@ -154,6 +154,41 @@ class DoctorTest(TempDirTest):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertRegex(p.stdout, r"warn\s+kernel frames\s+not permitted")
 
+    def test_sample_mode_can_sample_here_as_root(self):
+        """Root, with perfpy-sample built: its BPF program loads and
+        attaches (asked of perfpy-sample --check)."""
+        if os.geteuid() != 0:
+            self.skipTest("sample mode needs root here")
+        if not os.path.exists(os.path.join(os.path.dirname(PERFPY), "perfpy-sample")):
+            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+        p = run([PERFPY, "doctor", "--", self.python()])
+        self.assertRegex(p.stdout, r"ok\s+sample mode\s+the BPF program loads and attaches")
+
+    def test_sample_mode_without_privileges_or_not_built_is_a_warning(self):
+        """As user nobody: a warning naming what sample mode needs and that
+        the trampoline modes work without it, not a failure; without
+        perfpy-sample beside perfpy: a warning saying how to build it."""
+        sampler = os.path.join(os.path.dirname(PERFPY), "perfpy-sample")
+        if os.geteuid() != 0 or not shutil.which("setpriv"):
+            self.skipTest("needs root and setpriv to run as another user")
+        if not os.path.exists(sampler):
+            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+        root = tree_for_others(self.tmp, os.path.relpath(PERFPY, ROOT),
+                               os.path.relpath(sampler, ROOT), os.path.relpath(LIBDIR, ROOT))
+        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        p = run(nobody + [os.path.join(root, os.path.relpath(PERFPY, ROOT)), "doctor", "--",
+                          self.python_for_others()])
+        self.assertRegex(p.stdout, r"warn\s+sample mode\s+cannot sample here \(loading the "
+                                   r"BPF program: Operation not permitted\)")
+        self.assertIn("CAP_BPF and CAP_PERFMON", p.stdout)
+        self.assertIn("the trampoline modes work without them", p.stdout)
+        self.assertNotRegex(p.stdout, r"FAIL\s+sample mode")
+        os.unlink(os.path.join(root, os.path.relpath(sampler, ROOT)))
+        p = run(nobody + [os.path.join(root, os.path.relpath(PERFPY, ROOT)), "doctor", "--",
+                          self.python_for_others()])
+        self.assertRegex(p.stdout, r"warn\s+sample mode\s+not built in this perfpy")
+        self.assertIn("scripts/deps.sh", p.stdout)
+
     def test_missing_dump_directory(self):
         missing = os.path.join(self.tmp, "no-such-dir")
         p = run([PERFPY, "doctor", "--dir", missing, "--", self.python()])

@@ -644,6 +644,78 @@ class SampleMode(RecordTest):
                 self.assertGreaterEqual(right * 100, native * 95)
 
     @needs_perf
+    def test_code_objects_at_reused_addresses_keep_their_own_names(self):
+        """code_churn.py: 20 copies of one function, each under its own name,
+        each made where the previous one was freed (its name too). Every
+        copy gets its own samples (about 20 each at 399 Hz): named by the
+        address alone, the first name took them all."""
+        if os.geteuid() != 0:
+            self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                out = self.out("churn-%s.txt" % py.label)
+                p = self.record(["--mode", "sample", "-f", "collapsed", "-o", out],
+                                [py.path, os.path.join(PROGRAMS, "code_churn.py"), "20",
+                                 "0.05"])
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                reused = re.search(r"REUSED (\d+) of", p.stdout).group(1)
+                got = {}
+                for s_, n in collapsed_counts(out).items():
+                    m = re.search(r"(?:^|;)(gen_\d+) \([^;]*code_churn\.py:(\d+)\)", s_)
+                    if m:
+                        got[m.group(1)] = got.get(m.group(1), 0) + n
+                        self.assertIn(m.group(2), ("19", "20", "21"), s_)   # its body
+                counts = [got.get("gen_%d" % (1000 + i), 0) for i in range(20)]
+                note("%s: %s of 20 copies made at a reused address; samples per copy %s"
+                     % (py.label, reused, counts))
+                mean = sum(counts) / 20.0
+                self.assertGreater(mean, 5, p.stderr[-2000:])
+                self.assertGreaterEqual(min(counts), mean * 0.3, counts)
+                self.assertLessEqual(max(counts), mean * 3, counts)
+
+    @needs_perf
+    def test_children_are_followed(self):
+        """fork_exec.py: a forked child, an exec'd child of the same Python
+        and a shell each get their own root with their own frames; a child
+        running another Python keeps its native frames, and the notes say
+        its Python frames are not read."""
+        if os.geteuid() != 0:
+            self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
+        pys = interpreters()
+        for py in pys:
+            others = [o for o in pys if o.version_info[:2] != py.version_info[:2]]
+            other = others[0] if others and py is pys[0] else None
+            with self.subTest(py=py.label):
+                out = self.out("children-%s.txt" % py.label)
+                p = self.record(["--mode", "sample", "-f", "collapsed", "-o", out],
+                                [py.path, os.path.join(PROGRAMS, "fork_exec.py"), "0.4"]
+                                + ([other.path] if other else []))
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                self.assertIn("done", p.stdout)
+                roots = {}
+                for s_, n in collapsed_counts(out).items():
+                    root = s_.split(";")[0]
+                    for fn in ("parent_work", "forked_child", "execd_python", "other_python"):
+                        if re.search(r";%s \(" % fn, s_):
+                            roots.setdefault(fn, {}).setdefault(root, 0)
+                            roots[fn][root] += n
+                    if root.startswith("sh (pid"):
+                        roots.setdefault("sh", {}).setdefault(root, 0)
+                        roots["sh"][root] += n
+                note("%s: samples by function and process root: %s" % (
+                    py.label, {k: sorted(v.values()) for k, v in sorted(roots.items())}))
+                for fn in ("parent_work", "forked_child", "execd_python", "sh"):
+                    self.assertIn(fn, roots, p.stderr[-2000:])
+                    self.assertEqual(len(roots[fn]), 1, roots[fn])
+                    self.assertGreater(sum(roots[fn].values()), 20, roots)
+                self.assertEqual(len({r for v in roots.values() for r in v}), 4, roots)
+                self.assertRegex(p.stderr, r"followed \d+ child process")
+                if other:
+                    self.assertNotIn("other_python", roots)
+                    self.assertIn("ran another Python", p.stderr)
+                    self.assertIn(os.path.basename(other.path).split(".")[0], p.stderr)
+
+    @needs_perf
     def test_split_matches_the_programs_own_measurement(self):
         """A call-heavy and a loop-heavy part (split_calls.py): the profile's
         split within 2 points of the program's own measurement, on 3.10,

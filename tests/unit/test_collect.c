@@ -143,8 +143,8 @@ static void sample_one(const char *python, const char *module, int minor)
     pp_maps_free(&maps);
     ASSERT_EQ_INT(pp_collect_add(c, l.pid, &l.o, runtime), 0);
     while (waitpid(l.pid, &status, WNOHANG) == 0)
-        pp_collect_poll(c, 50, on_sample, &l);
-    pp_collect_poll(c, 0, on_sample, &l);
+        pp_collect_poll(c, 50, on_sample, NULL, &l);
+    pp_collect_poll(c, 0, on_sample, NULL, &l);
     printf("    %s: %zu samples, %zu with Python frames, %zu of them foo<-bar<-baz<-<module>,"
            " %zu unwound whole, %zu spliced whole with the 4 Python frames; %llu lost\n",
            python, l.samples, l.with_py, l.chain_ok, l.whole, l.spliced_ok,

@@ -3,12 +3,17 @@
  * for (BUILD/pythons.txt, beside this binary) runs a program that stops in
  * a known chain of calls on two threads; its stacks are read from outside
  * with the offsets its module exports, and must be that chain, innermost
- * first, with the names (a non-ASCII one too), files and def lines.
+ * first, with the names (a non-ASCII one too), files and def lines. Then
+ * pycode.c's cache on the same programs: a code object is named once, an
+ * identity that differs from what lives at the address now (an object
+ * freed, another made there) is never given that object's name, and what
+ * was named stays named after the process has gone.
  */
 #include "test.h"
 
 #if PP_UNWIND
 #include "sample/maps.h"
+#include "sample/pycode.h"
 #include "sample/pyread.h"
 
 #include <errno.h>
@@ -147,7 +152,9 @@ static void read_one(const interp *py, const char *dir)
            py->minor < 11 ? "meth" : "K.meth");
 }
 
-TEST(pyread_every_interpreter_from_outside)
+/* fn on every interpreter of the build, each in a process of its own: a
+ * failure names it. */
+static void each_interpreter(void (*fn)(const interp *, const char *))
 {
     static interp v[16];
     char dir[512];
@@ -159,14 +166,95 @@ TEST(pyread_every_interpreter_from_outside)
         pid_t child = fork();
         int status;
 
-        if (child == 0) {           /* one interpreter per process: a failure names it */
-            read_one(&v[i], dir);
+        if (child == 0) {
+            fn(&v[i], dir);
             fflush(stdout);
             _exit(0);
         }
         waitpid(child, &status, 0);
         ASSERT_EQ_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
     }
+}
+
+TEST(pyread_every_interpreter_from_outside)
+{
+    each_interpreter(read_one);
+}
+
+/* foo's code object through the cache (pycode.c), in a process that is
+ * then killed. */
+static void cache_one(const interp *py, const char *dir)
+{
+    char module[700];
+    pp_py_offsets o;
+    pp_maps maps = {0};
+    pp_pyread_types types;
+    static pp_pyread_thread th[4];
+    uint64_t runtime;
+    pp_pycode *c;
+    pp_pycode_id id, other;
+    const pp_pycode_entry *e;
+    int fd, n, status;
+    pid_t pid;
+
+    snprintf(module, sizeof(module), "%s/lib/perfpy%s", dir, py->ext);
+    ASSERT_EQ_INT(pp_pyoffsets_read(module, &o), 0);
+    pid = start(py->path, &fd);
+    wait_ready(fd, py->path);
+    ASSERT_EQ_INT(pp_maps_read(pid, &maps), 0);
+    ASSERT_EQ_INT(pp_py_symbol_address(&maps, "_PyRuntime", &runtime, NULL, 0), 0);
+    ASSERT_EQ_INT(pp_pyread_types_find(&maps, &types), 0);
+    pp_maps_free(&maps);
+    n = pp_pyread_stacks(pid, &o, runtime, th, 4);
+    ASSERT_EQ_INT(n, 2);
+    if (strcmp(th[1].f[0].qualname, "foo") == 0)
+        th[0] = th[1];
+    ASSERT_EQ_STR(th[0].f[0].qualname, "foo");
+    id.code = th[0].f[0].code;
+    ASSERT_EQ_INT(pp_pyread_code_fields(pid, &o, id.code, &id.fields), 0);
+    ASSERT_EQ_INT(id.fields.def_line, 2);
+    ASSERT_EQ_INT(pp_pycode_open(&c), 0);
+
+    e = pp_pycode_get(c, pid, &o, &types, &id);
+    ASSERT_EQ_STR(e->qualname, "foo");
+    ASSERT_EQ_STR(e->file, "<string>");
+    ASSERT_EQ_INT(e->def_line, 2);
+    ASSERT_NE_INT(e->table_len, 0);
+    /* a frame not started yet (f_lasti -1, or an instruction pointer
+     * before the code): the def line */
+    ASSERT_EQ_INT(pp_pycode_line(e, &o, id.code, o.instr_kind == PP_INSTR_POINTER
+                                 ? id.code : (uint64_t)(uint32_t)-1), 2);
+    /* the same address, another object's fields: not foo */
+    other = id;
+    other.fields.name = id.fields.file;
+    e = pp_pycode_get(c, pid, &o, &types, &other);
+    ASSERT_EQ_STR(e->qualname, "");
+    other = id;
+    other.fields.def_line = 3;
+    ASSERT_EQ_STR(pp_pycode_get(c, pid, &o, &types, &other)->qualname, "");
+    other = id;                  /* a name of other characters in its place */
+    other.fields.name_id ^= 1;
+    ASSERT_EQ_STR(pp_pycode_get(c, pid, &o, &types, &other)->qualname, "");
+    ASSERT_EQ_INT(pp_pycode_stats_of(c).named, 1);
+    ASSERT_EQ_INT(pp_pycode_stats_of(c).freed, 3);
+
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    close(fd);
+    /* gone: the cache still names it, with no read */
+    ASSERT_EQ_STR(pp_pycode_get(c, pid, &o, &types, &id)->qualname, "foo");
+    ASSERT_EQ_INT(pp_pycode_stats_of(c).named, 1);
+    pp_pycode_forget(c, pid);
+    ASSERT_EQ_STR(pp_pycode_get(c, pid, &o, &types, &id)->qualname, "");
+    ASSERT_EQ_INT(pp_pycode_stats_of(c).freed, 4);
+    pp_pycode_close(c);
+    printf("    %s: foo named once; a changed identity not named; named after the "
+           "process ended\n", py->path);
+}
+
+TEST(pycode_names_once_and_never_a_reused_address)
+{
+    each_interpreter(cache_one);
 }
 
 /* The negative twin: a table that is not perfpy's is refused, and a
