@@ -89,6 +89,12 @@ def configs(py, ver, a, spy, tmp):
     return c
 
 
+def world():
+    """"sid" inside the sid root, else "host"."""
+    with open("/etc/debian_version") as f:
+        return "sid" if f.read().startswith(("forky", "trixie/sid", "sid")) else "host"
+
+
 def cpu_of(cmd, runner, workload, scale):
     p = subprocess.run(cmd + [runner, workload, str(scale)], stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
@@ -145,17 +151,19 @@ def table(results, a, world):
     return "\n".join(lines)
 
 
-def write_docs(text, world):
+def write_docs(text, name, heading):
+    """text between <!-- bench:NAME:begin --> and <!-- bench:NAME:end --> in
+    docs/PERFORMANCE.md; a new block goes at the end, under heading (a line
+    "## ...") unless the file has it."""
     path = os.path.join(ROOT, "docs", "PERFORMANCE.md")
-    begin, end = "<!-- bench:sample-%s:begin -->" % world, "<!-- bench:sample-%s:end -->" % world
+    begin, end = "<!-- bench:%s:begin -->" % name, "<!-- bench:%s:end -->" % name
     with open(path) as f:
         doc = f.read()
     block = "%s\n%s\n%s" % (begin, text, end)
     if begin in doc:
         doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
     else:
-        heading = "## Sample mode: what recording costs the program\n"
-        doc = doc.rstrip("\n") + "\n\n" + ("" if heading in doc else heading + "\n") + \
+        doc = doc.rstrip("\n") + "\n\n" + ("" if heading in doc else heading + "\n\n") + \
             block + "\n"
     with open(path, "w") as f:
         f.write(doc)
@@ -172,13 +180,11 @@ def main():
     ap.add_argument("pythons", nargs="+")
     a = ap.parse_args()
     spy = py_spy(a.build)
-    world = "sid" if os.path.exists("/etc/debian_version") and \
-        open("/etc/debian_version").read().startswith(("forky", "trixie/sid", "sid")) else "host"
     results = {py: measure(py, a, spy) for py in a.pythons}
-    text = table(results, a, world)
+    text = table(results, a, world())
     print(text)
     if a.write_docs:
-        write_docs(text, world)
+        write_docs(text, "sample-" + world(), "## Sample mode: what recording costs the program")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,9 @@ have_cmd bpftool || [ -x /usr/sbin/bpftool ] || need_debs+=(bpftool)
 [ -n "$(PYTHONS= "$(dirname "$0")/find-pythons" 2>/dev/null)" ] || need_debs+=(python3-dev)
 
 [ $tests = 1 ] && { have_cmd strace || need_debs+=(strace); }
+# sample mode's mixed-stack test: numpy's C code under Python frames (Debian's
+# python3)
+[ $tests = 1 ] && { have_deb python3-numpy || need_debs+=(python3-numpy); }
 [ $bench = 1 ] && { have_cmd valgrind || need_debs+=(valgrind); }
 
 # ---- report tests (owner: the report pipeline) -----------------------------
