@@ -11,6 +11,7 @@ throughput every 0.25 s); the bench measures that throughput
                 bench/sample_cost.py's venv): py-spy stops the program for
                 each sample, its default
   py-spy nb     the same with --nonblocking (reads it running, as perfpy)
+  Tachyon       python -m profiling.sampling attach -a (CPython 3.15+)
   after         SECONDS, nothing attached
 
 ROUNDS times on one process; then CYCLES attach cycles of
@@ -42,6 +43,7 @@ sys.path.insert(0, HERE)
 import sample_cost  # noqa: E402  (py-spy's venv, the world, the docs block)
 
 SERVED = os.path.join(ROOT, "tests", "integration", "programs", "served.py")
+ROWS = ("before", "sample", "py-spy", "py-spy nb", "Tachyon", "after")
 
 
 class Served:
@@ -95,7 +97,8 @@ def measure(py, a, spy, tmp):
     perfpy = os.path.join(a.build, "perfpy")
     s = Served(py)
     pid = str(s.p.pid)
-    rows = {k: [] for k in ("before", "sample", "py-spy", "py-spy nb", "after")}
+    rows = {k: [] for k in ROWS}
+    ver = sample_cost.version(py)
     time.sleep(1.0)
     for _ in range(a.rounds):
         before = s.idle(a.seconds)
@@ -109,6 +112,11 @@ def measure(py, a, spy, tmp):
                 rows[k].append(s.during([spy, "record", "-p", pid, "-d", str(int(a.seconds)),
                                          "-r", str(a.rate), "-f", "raw", "-o",
                                          os.path.join(tmp, "attach.spy")] + extra))
+        if ver >= (3, 15):
+            rows["Tachyon"].append(s.during([py, "-m", "profiling.sampling", "attach", "-a",
+                                             "-r", str(a.rate), "-d", str(int(a.seconds)),
+                                             "--collapsed", "-o",
+                                             os.path.join(tmp, "attach.tachyon"), pid]))
         rows["after"].append(s.idle(a.seconds))
     before_cycles = s.idle(a.seconds)
     failed = 0
@@ -122,8 +130,7 @@ def measure(py, a, spy, tmp):
     after_cycles = s.idle(a.seconds)
     out = s.end()
     return {"rows": rows, "before_cycles": before_cycles, "after_cycles": after_cycles,
-            "failed": failed, "cycles_s": cycles_s, "out": out,
-            "ver": sample_cost.version(py)}
+            "failed": failed, "cycles_s": cycles_s, "out": out, "ver": ver}
 
 
 def ratio_cell(values, befores):
@@ -148,12 +155,14 @@ def table(results, a):
         befores = r["rows"]["before"]
         lines += ["#### CPython %d.%d (`%s`)" % (r["ver"] + (py,)), "",
                   "| interval | requests/s | / before |", "|---|---|---|"]
-        for k in ("before", "sample", "py-spy", "py-spy nb", "after"):
+        for k in ROWS:
             if r["rows"][k]:
                 label = {"sample": "perfpy record --mode sample -p (attached)",
                          "py-spy": "py-spy record -p (attached; stops the program per "
                                    "sample)",
-                         "py-spy nb": "py-spy record --nonblocking -p (attached)"}.get(k, k)
+                         "py-spy nb": "py-spy record --nonblocking -p (attached)",
+                         "Tachyon": "python -m profiling.sampling attach -a "
+                                    "(attached)"}.get(k, k)
                 lines.append("| %s | %s | %s |" % ((label,) + ratio_cell(r["rows"][k], befores)))
         bc, ac = r["before_cycles"], r["after_cycles"]
         lines += ["", "%d attach cycles (`-d 0.05`) in %.0f s: %d failed; throughput %s "

@@ -314,13 +314,14 @@ def others_can_reach(path):
         d = os.path.dirname(d)
 
 
-def tree_for_others(base, *parts):
+def tree_for_others(base, *parts, copy=False):
     """The clone's root, for what another user (nobody) runs from it: ROOT
-    itself when they can reach it, else a copy of parts (paths relative to
-    ROOT: files or directories) in base/clone (base: the test's own
-    directory, removed with it, made 0755 here), readable by all. The copy
-    keeps the clone's layout, so BUILD/perfpy finds BUILD/lib beside it."""
-    if others_can_reach(ROOT):
+    itself when they can reach it (and copy is false), else a copy of parts
+    (paths relative to ROOT: files or directories) in base/clone (base: the
+    test's own directory, removed with it, made 0755 here), readable by all.
+    The copy keeps the clone's layout, so BUILD/perfpy finds BUILD/lib
+    beside it. A test that changes the tree asks for the copy."""
+    if not copy and others_can_reach(ROOT):
         return ROOT
     os.chmod(base, 0o755)
     dest = os.path.join(base, "clone")

@@ -183,7 +183,13 @@ class DoctorTest(TempDirTest):
         self.assertIn("CAP_BPF and CAP_PERFMON", p.stdout)
         self.assertIn("the trampoline modes work without them", p.stdout)
         self.assertNotRegex(p.stdout, r"FAIL\s+sample mode")
-        os.unlink(os.path.join(root, os.path.relpath(sampler, ROOT)))
+        # a copy without perfpy-sample (never the clone's own build)
+        bare = os.path.join(self.tmp, "bare")
+        os.mkdir(bare)
+        os.chmod(self.tmp, 0o755)
+        root = tree_for_others(bare, os.path.relpath(PERFPY, ROOT),
+                               os.path.relpath(LIBDIR, ROOT), copy=True)
+        self.assertFalse(os.path.exists(os.path.join(root, os.path.relpath(sampler, ROOT))))
         p = run(nobody + [os.path.join(root, os.path.relpath(PERFPY, ROOT)), "doctor", "--",
                           self.python_for_others()])
         self.assertRegex(p.stdout, r"warn\s+sample mode\s+not built in this perfpy")
