@@ -15,9 +15,17 @@ throughput every 0.25 s); the bench measures that throughput
   after         SECONDS, nothing attached
 
 ROUNDS times on one process; then CYCLES attach cycles of
-`perfpy record --mode sample -p PID -d 0.05`, each with exit status 0, and
-SECONDS of throughput after them; then the program is asked to end, and its
-output must be what it prints unattached ("ready", "done").
+`perfpy record --mode sample -p PID -d 0.05`, each with exit status 0, with
+the throughput before and after them (medians of four 2.5 s windows); then
+the program is asked to end, and its output must be what it prints
+unattached ("ready", "done").
+
+The machine's own variation is large on a small VM (a one-thread loop's
+rate moves by 8% from one second to the next here, and two threads sharing
+the GIL settle in faster and slower states for seconds at a time, with or
+without a profiler: seen with 200 runs of a plain busy process in place of
+the attach cycles), so only medians over many interleaved rounds say
+anything; the table gives the spread of the "before" intervals.
 
     bench/sample_attach.py [--seconds S] [--rounds N] [--cycles N] [--rate HZ]
                            [--build DIR] [--write-docs] PYTHON...
@@ -118,7 +126,7 @@ def measure(py, a, spy, tmp):
                                              "--collapsed", "-o",
                                              os.path.join(tmp, "attach.tachyon"), pid]))
         rows["after"].append(s.idle(a.seconds))
-    before_cycles = s.idle(a.seconds)
+    before_cycles = statistics.median(s.idle(2.5) for _ in range(4))
     failed = 0
     t0 = time.monotonic()
     for _ in range(a.cycles):
@@ -127,7 +135,7 @@ def measure(py, a, spy, tmp):
                                  stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL).returncode != 0
     cycles_s = time.monotonic() - t0
-    after_cycles = s.idle(a.seconds)
+    after_cycles = statistics.median(s.idle(2.5) for _ in range(4))
     out = s.end()
     return {"rows": rows, "before_cycles": before_cycles, "after_cycles": after_cycles,
             "failed": failed, "cycles_s": cycles_s, "out": out, "ver": ver}
@@ -153,7 +161,10 @@ def table(results, a):
              "round's \"before\"." % (a.seconds, a.rounds), ""]
     for py, r in results.items():
         befores = r["rows"]["before"]
+        ok = [b for b in befores if b]
         lines += ["#### CPython %d.%d (`%s`)" % (r["ver"] + (py,)), "",
+                  "The \"before\" intervals ranged %s requests/s: the machine's own "
+                  "variation." % ("%.0f to %.0f" % (min(ok), max(ok)) if ok else "–"), "",
                   "| interval | requests/s | / before |", "|---|---|---|"]
         for k in ROWS:
             if r["rows"][k]:
@@ -166,7 +177,8 @@ def table(results, a):
                 lines.append("| %s | %s | %s |" % ((label,) + ratio_cell(r["rows"][k], befores)))
         bc, ac = r["before_cycles"], r["after_cycles"]
         lines += ["", "%d attach cycles (`-d 0.05`) in %.0f s: %d failed; throughput %s "
-                  "before them, %s after (%s); the program's output: %s." % (
+                  "before them, %s after (%s; medians of four 2.5 s windows); the program's "
+                  "output: %s." % (
                       a.cycles, r["cycles_s"], r["failed"], "%.0f" % bc if bc else "–",
                       "%.0f" % ac if ac else "–",
                       "%.3f" % (ac / bc) if ac and bc else "–", " ".join(r["out"])), ""]
@@ -176,7 +188,7 @@ def table(results, a):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=5.0)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--cycles", type=int, default=200)
     ap.add_argument("--rate", type=int, default=399)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
