@@ -217,7 +217,7 @@ static void find_runtime(state *st, proc *p)
         } else {
             p->runtime = runtime;
             p->have_types = pp_pyread_types_find(&maps, &p->types) == 0;
-            pp_collect_add(st->c, p->pid, &st->off, runtime);
+            pp_collect_set(st->c, p->pid, &st->off, runtime);
         }
     }
     pp_maps_free(&maps);
@@ -341,10 +341,28 @@ static int finish(state *st, pp_profile *prof, const char *format, const char *o
     return WIFEXITED(status) ? WEXITSTATUS(status) : PP_EXIT_FAIL;
 }
 
+/* Follows the running process pid (see follow). */
+static int attach(state *st, pid_t pid, long rate, double duration)
+{
+    int rc;
+
+    st->pid = pid;
+    find_proc(st, pid);
+    if ((rc = pp_collect_add(st->c, pid, &st->off, 0)) != 0) {
+        fprintf(stderr, "perfpy: cannot sample the process %d: %s\n", (int)pid,
+                rc == -ENOENT ? "no such process" : strerror(-rc));
+        return PP_EXIT_FAIL;
+    }
+    fprintf(stderr, "perfpy: recording the process %d in sample mode (%ld Hz, BPF; "
+            "nothing installed in it); Ctrl-C stops\n", (int)pid, rate);
+    follow(st, duration);
+    return 0;
+}
+
 /* Starts the program, once the collector follows it, and waits for its end. */
 static int run_program(state *st, char **argv, int *status)
 {
-    int go;
+    int go, rc;
 
     signal(SIGINT, SIG_IGN);       /* the program gets Ctrl-C; it ends, then we do */
     if ((st->pid = start_program(argv, &go)) < 0) {
@@ -352,7 +370,12 @@ static int run_program(state *st, char **argv, int *status)
         return PP_EXIT_FAIL;
     }
     find_proc(st, st->pid);
-    pp_collect_add(st->c, st->pid, &st->off, 0);
+    if ((rc = pp_collect_add(st->c, st->pid, &st->off, 0)) != 0) {
+        fprintf(stderr, "perfpy: cannot sample %s: %s\n", argv[0], strerror(-rc));
+        kill(st->pid, SIGKILL);
+        waitpid(st->pid, status, 0);
+        return PP_EXIT_FAIL;
+    }
     if (write(go, "g", 1) != 1)
         kill(st->pid, SIGKILL);
     close(go);
@@ -393,7 +416,7 @@ static int open_all(state *st, pp_profile *prof, const pp_fold_opts *fo, long ra
 }
 
 /* perfpy doctor's question: can sample mode sample here? The BPF program
- * loaded and attached as a recording would (its perf events on every CPU,
+ * loaded and attached as a recording would (a perf event on a thread,
  * its tracepoints), then closed. */
 static int check(void)
 {
@@ -434,23 +457,26 @@ int main(int argc, char **argv)
     }
     if ((rc = open_all(&st, &prof, &fo, rate)) != 0)
         return rc;
-    if (strcmp(argv[8], "-p") == 0) {
-        st.pid = (pid_t)strtol(argv[9], NULL, 10);
-        fprintf(stderr, "perfpy: recording the process %d in sample mode (%ld Hz, BPF; "
-                "nothing installed in it); Ctrl-C stops\n", (int)st.pid, rate);
-        find_proc(&st, st.pid);
-        pp_collect_add(st.c, st.pid, &st.off, 0);
-        follow(&st, strtod(argv[6], NULL));
-    } else if ((rc = run_program(&st, argv + 9, &status)) != 0) {
-        return rc;
+    if (strcmp(argv[8], "-p") == 0)
+        rc = attach(&st, (pid_t)strtol(argv[9], NULL, 10), rate, strtod(argv[6], NULL));
+    else
+        rc = run_program(&st, argv + 9, &status);
+    if (rc == 0) {
+        while (take(&st, 0) > 0)
+            ;
+        notes(&st, st.c);
     }
-    while (take(&st, 0) > 0)
-        ;
-    notes(&st, st.c);
     pp_collect_close(st.c);
     pp_unwind_close(st.u);
     pp_splice_close(st.sp);
     pp_pycode_close(st.codes);
     free(st.procs);
+    if (rc != 0) {                 /* nothing recorded: no profile written */
+        pp_fold_close(st.fold);
+        if (st.have_ks)
+            pp_kallsyms_free(&st.ks);
+        pp_profile_free(&prof);
+        return rc;
+    }
     return finish(&st, &prof, argv[1], argv[2], status);
 }

@@ -1,6 +1,7 @@
 /*
  * Sample mode's collector in user space (issue 15): loads sample.bpf.c,
- * attaches it to a cpu-clock perf event on every CPU at the rate asked,
+ * attaches it to a cpu-clock perf event on each thread of each process
+ * added (inherited by the threads and processes it starts) at the rate asked,
  * and hands each ring-buffer record (collect_bpf.h) of the processes added
  * as targets to a callback. Needs root, or CAP_BPF and CAP_PERFMON.
  */
@@ -15,12 +16,18 @@
 
 typedef struct pp_collector pp_collector;
 
-/* Loads and attaches at freq Hz per CPU. 0, or -errno with a message in
+/* Loads the BPF program and attaches its tracepoints; each process added
+ * is then sampled at freq Hz per thread. 0, or -errno with a message in
  * why (size len): what is missing (privileges, BPF, BTF) and what to do. */
 int pp_collect_open(pp_collector **out, int freq, char *why, size_t len);
 /* Samples pid's threads from now on, reading its Python frames with o and
- * the _PyRuntime address runtime. 0 or -errno. */
+ * the _PyRuntime address runtime (0: not yet; add it again once known).
+ * 0 or -errno (-ENOENT: no such process; -EPERM: not permitted). */
 int pp_collect_add(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t runtime);
+/* What the BPF program knows of pid, a process added or a child of one
+ * (its events inherited): its _PyRuntime found (after its start, or an
+ * exec). 0 or -errno. */
+int pp_collect_set(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t runtime);
 void pp_collect_remove(pp_collector *c, pid_t pid);
 /* Waits up to timeout_ms for records, calls fn on each sample and event_fn
  * (may be NULL) on each event, in the order they happened: a target's

@@ -3,7 +3,7 @@
  * the program. One sample, as the collector (BPF, collect.c) hands it to user
  * space, and the two consumers' entry points:
  *
- *   perf event (cpu-clock, per CPU) ──► BPF program (sample.bpf.c)
+ *   perf event (cpu-clock, per thread) ──► BPF program (sample.bpf.c)
  *      │  regs, a copy of the user stack from sp, kernel ips, and the
  *      │  sampled thread's Python frames (code object + instruction offset)
  *      ▼
