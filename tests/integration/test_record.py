@@ -711,8 +711,14 @@ class SampleMode(RecordTest):
             self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
         pys = [py for py in interpreters()
                if run([py.path, "-c", "import numpy"]).returncode == 0]
-        self.assertTrue(pys, "no interpreter here imports numpy: scripts/deps.sh installs "
+        if not pys:
+            # the set-up's numpy is Debian's python3's: a failure if it is
+            # missing there, a skip for a build of other interpreters only
+            self.assertEqual(run(["/usr/bin/python3", "-c", "import numpy"]).returncode, 0,
+                             "Debian's python3 has no numpy: scripts/deps.sh installs "
                              "python3-numpy (the sid root has it too)")
+            self.skipTest("no interpreter of this build imports numpy (Debian's python3 "
+                          "does: build for it)")
         for py in pys:
             with self.subTest(py=py.label):
                 out = self.out("numpy-%s.txt" % py.label)
