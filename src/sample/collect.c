@@ -103,8 +103,12 @@ static int open_event(pp_collector *c, pid_t pid, pid_t tid)
     a.size = sizeof(a);
     a.type = PERF_TYPE_SOFTWARE;
     a.config = PERF_COUNT_SW_CPU_CLOCK;
-    a.freq = 1;
-    a.sample_freq = (uint64_t)c->freq;
+    /* a fixed period of the thread's CPU time (cpu-clock counts ns), not
+     * the kernel's frequency mode: that adjusts each event's period from
+     * its recent rate, and a forked child's inherited event and its
+     * parent's, running at once, then split about 2 x 160 samples of
+     * equal CPU time as 132 and 187 (the children test) */
+    a.sample_period = 1000000000ull / (uint64_t)(c->freq > 0 ? c->freq : 1);
     a.inherit = 1;
     if ((fd = (int)syscall(__NR_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC)) < 0)
         return errno == ESRCH ? 0 : -errno;

@@ -690,10 +690,11 @@ class SampleMode(RecordTest):
                 self.assertEqual(len({r for v in roots.values() for r in v}), 4, roots)
                 # each busy for the same CPU time: sampled alike (a process
                 # with two events on it, its own and its parent's inherited,
-                # got twice the samples)
+                # got twice the samples; the kernel's frequency mode split
+                # a parent's and its child's as 132 and 187)
                 busy = [sum(roots[fn].values())
                         for fn in ("parent_work", "forked_child", "execd_python")]
-                self.assertLess(max(busy), min(busy) * 1.4, busy)
+                self.assertLess(max(busy), min(busy) * 1.15, busy)
                 self.assertRegex(p.stderr, r"followed \d+ child process")
                 if other:
                     self.assertNotIn("other_python", roots)
@@ -742,6 +743,42 @@ class SampleMode(RecordTest):
                      "below sort_rows" % (py.label, right, native))
                 self.assertGreater(native, 100, p.stderr[-2000:])
                 self.assertGreaterEqual(right * 100, native * 95)
+
+    @needs_perf
+    def test_python_frames_up_to_128_deep(self):
+        """The BPF program reads 128 Python frames (PP_BPF_MAX_PY): a
+        recursion 100 deep is whole to <module>, one 200 deep keeps its
+        innermost 128 frames under a [truncated] root. Oldest and newest
+        interpreter (3.8-3.10 use the C stack per Python frame, 3.11+ not)."""
+        if os.geteuid() != 0:
+            self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
+        pys = interpreters()
+        for py in {pys[0].label: pys[0], pys[-1].label: pys[-1]}.values():
+            for depth in (100, 200):
+                with self.subTest(py=py.label, depth=depth):
+                    out = self.out("deep-%d-%s.txt" % (depth, py.label))
+                    p = self.record(["--mode", "sample", "-f", "collapsed", "-o", out],
+                                    [py.path, os.path.join(PROGRAMS, "deep_leaf.py"),
+                                     str(depth), "1"])
+                    self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                    leaf = right = 0
+                    for s_, n in collapsed_counts(out).items():
+                        frames = s_.split(";")
+                        if not any(f.startswith("leaf (") for f in frames):
+                            continue
+                        leaf += n
+                        recs = sum(f.startswith("rec (") for f in frames)
+                        if depth <= 127:
+                            right += n * (frames[0].startswith("<module> (") and
+                                          recs == depth + 1)
+                        else:               # leaf and 127 of rec, then cut
+                            right += n * (frames[0] == "[truncated]" and recs == 127)
+                    note("%s: %d deep: %d of %d samples in leaf %s" % (
+                        py.label, depth, right, leaf,
+                        "whole to <module>" if depth <= 127 else
+                        "with their innermost 128 Python frames under [truncated]"))
+                    self.assertGreater(leaf, 100, p.stderr[-2000:])
+                    self.assertGreaterEqual(right * 100, leaf * 95)
 
     @needs_perf
     def test_split_matches_the_programs_own_measurement(self):
