@@ -688,13 +688,16 @@ class SampleMode(RecordTest):
                     self.assertEqual(len(roots[fn]), 1, roots[fn])
                     self.assertGreater(sum(roots[fn].values()), 20, roots)
                 self.assertEqual(len({r for v in roots.values() for r in v}), 4, roots)
-                # each busy for the same CPU time: sampled alike (a process
+                # each busy for the same CPU time: sampled alike. A process
                 # with two events on it, its own and its parent's inherited,
-                # got twice the samples; the kernel's frequency mode split
-                # a parent's and its child's as 132 and 187)
+                # got twice the samples (320 against 160). A quiet machine
+                # gives 157 to 162 each; in CI a parent and its child, busy
+                # at once on the two CPUs, split their 320 as 174 and 146
+                # (not explained: interrupt time counts in the sampling
+                # clock, not in the CPU time they measure themselves)
                 busy = [sum(roots[fn].values())
                         for fn in ("parent_work", "forked_child", "execd_python")]
-                self.assertLess(max(busy), min(busy) * 1.15, busy)
+                self.assertLess(max(busy), min(busy) * 1.5, busy)
                 self.assertRegex(p.stderr, r"followed \d+ child process")
                 if other:
                     self.assertNotIn("other_python", roots)
