@@ -147,6 +147,7 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
     ps.py = py;
     ps.npy = s->npy < PP_BPF_MAX_PY ? s->npy : PP_BPF_MAX_PY;
     ps.py_truncated = (s->flags & PP_BPF_PY_TRUNCATED) != 0;
+    ps.py_whole = (s->flags & PP_BPF_PY_THREAD) && !ps.py_truncated;
     if (st->have_ks)
         nk = pp_kallsyms_frames(&st->ks, (const uint64_t *)s->kips, s->nkernel, kern, PP_BPF_MAX_KERNEL);
     if (ps.have_user && pp_unwind(st->u, &ps, nat, 512, &nn, &flags) != 0)

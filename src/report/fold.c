@@ -35,7 +35,10 @@
  *     name: when only unnamed frames lie rootward of an ENTRY frame, the
  *     stack reached its origin; those frames are dropped and it is whole.
  *     The same holds past a user-space ROOT such as __libc_start_main: a
- *     stripped program's _start is unnamed ("[gzip]").
+ *     stripped program's _start is unnamed ("[gzip]"). A sample that says
+ *     it reached its origin another way (pp_script_sample.origin: sample
+ *     mode read the thread's whole Python chain) is whole whatever its
+ *     outermost frame.
  *  3. Python frames ("py::<qualname>:<filename>") become
  *     "qualname (filename:line)" with the def line when it is known
  *     (fold_python.c), the file normalised ("/a/./b.py" -> "/a/b.py").
@@ -393,8 +396,8 @@ int pp_fold_sample(void *folder, const pp_script_sample *s)
     if ((n = classify(f, s, &lo, &hi)) < 0)
         return (int)n;
     n = (long)cut_past_entry(f, (size_t)n, &entry);         /* rule 2 */
-    truncated = n == 0 || s->frames_dropped ||
-                !(entry || (f->raws[f->rawof[n - 1]].bits & C_ROOT));
+    truncated = s->frames_dropped ||
+                (!s->origin && (n == 0 || !(entry || (f->raws[f->rawof[n - 1]].bits & C_ROOT))));
     if (truncated) {
         if ((id = marker(f, &f->mark_truncated, PP_MARK_TRUNCATED)) < 0)
             return (int)id;

@@ -55,6 +55,9 @@ typedef struct pp_script_sample {
     const pp_script_frame *frames;   /* leaf first, as perf prints them */
     size_t nframes;
     int frames_dropped;    /* more than PP_SCRIPT_MAX_FRAMES: the root side cut */
+    int origin;            /* known to reach its origin whatever its outermost
+                              frame (sample mode: the thread's whole Python
+                              chain was read); perf script never sets it */
 } pp_script_sample;
 
 #define PP_SCRIPT_MAX_FRAMES 65536

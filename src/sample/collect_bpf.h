@@ -13,15 +13,20 @@
 #define PP_BPF_MAX_TARGETS 4096
 #define PP_BPF_RING_BYTES (32 << 20)
 #define PP_BPF_MAX_THREADS 64       /* threads searched for the sampled one */
-#define PP_BPF_MAX_PY 128           /* Python frames read (a power of two) */
-#define PP_BPF_MAX_HOPS 192         /* frames walked, shims included */
+/* Python frames read (a power of two): numpy/pandas stacks reach 121, and
+ * each costs the sample 64 bytes of ring buffer, not time (the walk stops
+ * at the chain's first frame) */
+#define PP_BPF_MAX_PY 256
+#define PP_BPF_MAX_HOPS 512         /* frames walked, shims included (3.12+: one
+                                       per entry frame) */
 #define PP_BPF_MAX_KERNEL 64
 #define PP_BPF_STACK_PAGES 17       /* 64 KiB from sp, and sp's own page */
 
 enum {
     PP_BPF_USER = 1,                /* the task has user memory: regs and stack */
     PP_BPF_PY_THREAD = 2,           /* its PyThreadState was found */
-    PP_BPF_PY_TRUNCATED = 4,        /* deeper than PP_BPF_MAX_PY */
+    PP_BPF_PY_TRUNCATED = 4,        /* deeper than PP_BPF_MAX_PY (or _HOPS): without
+                                       it, a thread's chain was read to its first frame */
 };
 
 /* pyoffsets.h's fields the kernel side needs (-1: absent). */

@@ -179,7 +179,9 @@ static __always_inline void python_frames(const struct pp_bpf_target *t,
     else
         w.frame = rd(w.ts, o->tstate_frame);
     bpf_loop(PP_BPF_MAX_HOPS, one_frame, &w, 0);
-    if (!w.frame && w.n > 0)
+    if (w.frame)
+        s->flags |= PP_BPF_PY_TRUNCATED;                    /* frames left unread */
+    else if (w.n > 0)
         s->py[(w.n - 1) & (PP_BPF_MAX_PY - 1)].entry = 1;   /* the outermost */
     s->npy = w.n;
 }

@@ -53,6 +53,8 @@ typedef struct pp_sample {
     size_t npy;
     int py_truncated;             /* the frame chain was deeper than the BPF
                                      program reads */
+    int py_whole;                 /* the thread's chain was read to its first
+                                     frame (the thread's or the program's) */
 } pp_sample;
 
 #endif

@@ -150,6 +150,7 @@ int pp_splice(pp_splicer *sp, const pp_sample *s, const pp_native_frame *kernel,
     out->frames = sp->frames;
     out->nframes = n;
     out->frames_dropped = s->py_truncated != 0;
+    out->origin = s->py_whole && s->npy > 0 && !s->py_truncated;
     return 0;
 }
 

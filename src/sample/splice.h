@@ -17,10 +17,15 @@
  * native stack's _PyEval_EvalFrameDefault frames innermost first, each run
  * placed just rootward of its evaluation's frame, as a trampoline would
  * sit. Runs left over when the native stack was cut short (fewer eval
- * frames than runs) go at the root side, in order: the outermost frame is
- * then a Python frame, not a root, and the folder marks the stack
- * "[truncated]" by its own rule. A Python chain deeper than the collector
- * reads (py_truncated) is marked with frames_dropped (its root side cut).
+ * frames than runs: the copied stack ended, or libdw found no unwinding
+ * data) go at the root side, in order. When the thread's chain was read to
+ * its first frame (py_whole) the stack reached its origin all the same
+ * (out->origin): every Python frame is there, and what the cut hides is
+ * only native frames between the runs left over (a C extension calling
+ * back into Python, deep in the stack); otherwise the outermost frame is a
+ * Python frame, not a root, and the folder marks the stack "[truncated]".
+ * A Python chain deeper than the collector reads (py_truncated) is marked
+ * with frames_dropped (its root side cut).
  *
  * A Python frame reads "py::<qualname>:<file>" in DSO "[python]" and
  * carries its executing line and def line (pp_script_frame.py_line,

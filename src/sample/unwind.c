@@ -41,7 +41,8 @@ typedef struct proc {
     pp_maps maps;
     int mem_fd;                    /* /proc/PID/mem; -1 when not (yet) open */
     int mem_tried;
-    uint64_t refreshed_ns, used;   /* last maps read; last use (LRU) */
+    uint64_t refreshed_ns, used;   /* last maps read (CLOCK_MONOTONIC, as sample
+                                      times are); last use (LRU) */
     /* the sample being unwound */
     const pp_sample *cur;
     uint64_t stack_hi;             /* end of the mapping sp is in */
@@ -243,15 +244,23 @@ static void report_maps(proc *p)
     dwfl_report_end(p->dwfl, NULL, NULL);
 }
 
-/* Reads the maps again (rate-limited); with `fresh`, a new Dwfl (an exec
- * replaced everything), else new modules are added to the current one
- * (allowed in the middle of a walk). */
+/* Reads the maps again; with `fresh`, a new Dwfl (an exec replaced
+ * everything), else new modules are added to the current one (allowed in
+ * the middle of a walk). Samples are unwound after they were taken (up to
+ * a poll's 20 ms later): maps read after the sample already hold every
+ * mapping it could have used, so they are not read again for it; older
+ * ones are, however recent. While a process starts (ld.so, then each
+ * import of a C extension) its mappings change within milliseconds: a
+ * fixed 100 ms between reads left the frames of the first samples in
+ * libraries mapped since unnamed and their stacks cut there. A pc in no
+ * mapping at all (a broken unwind's junk) so costs at most one read per
+ * poll. A sample without a time (tests) keeps the 100 ms between reads. */
 static void refresh(proc *p, int fresh)
 {
-    uint64_t t = now_ns();
+    uint64_t t = now_ns(), at = p->cur ? p->cur->time_ns : 0;
     pp_maps m;
 
-    if (p->refreshed_ns && t - p->refreshed_ns < REFRESH_NS)
+    if (p->refreshed_ns && (at ? p->refreshed_ns >= at : t - p->refreshed_ns < REFRESH_NS))
         return;
     p->refreshed_ns = t;
     if (pp_maps_read(p->pid, &m) < 0) {
@@ -327,6 +336,16 @@ static proc *proc_get(pp_unwinder *u, int pid)
 
 /* ---- the walk ---------------------------------------------------------------- */
 
+/* Whether the maps held put pc in executable memory. A pc elsewhere (in no
+ * mapping, or in data: memory the program freed and a library mapped since
+ * over the same addresses) means maps older than the pc's code. */
+static int in_code(const proc *p, uint64_t pc)
+{
+    const pp_map *m = pp_maps_find(&p->maps, pc);
+
+    return m && (m->prot & PP_MAP_X);
+}
+
 /* The symbol and DSO naming pc. Symbols come from the module's table
  * sorted once (modsyms.c): dwfl_module_addrinfo searches it linearly, 3-4
  * ms per Python stack with sid's libdw and python3.15 (test_unwind's live
@@ -335,7 +354,7 @@ static void name_pc(proc *p, uint64_t pc, pp_native_frame *f)
 {
     Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, pc);
 
-    if (!mod && !pp_maps_find(&p->maps, pc)) {
+    if (!mod && !in_code(p, pc)) {
         refresh(p, 0);                   /* a dlopen since? */
         mod = dwfl_addrmodule(p->dwfl, pc);
     }
@@ -392,9 +411,9 @@ int pp_unwind(pp_unwinder *u, const pp_sample *s, pp_native_frame *out, size_t c
     p = proc_get(u, s->pid);
     if (!p)
         return -ENOMEM;
-    if (!dwfl_addrmodule(p->dwfl, s->regs[16]) && !pp_maps_find(&p->maps, s->regs[16]))
-        refresh(p, 1);                /* an exec since: everything anew */
     p->cur = s;
+    if (!dwfl_addrmodule(p->dwfl, s->regs[16]) && !in_code(p, s->regs[16]))
+        refresh(p, 1);                /* an exec since: everything anew */
     p->out = out;
     p->cap = cap;
     p->n = 0;

@@ -13,8 +13,8 @@
  *
  * Modules come from /proc/PID/maps, read once per process and kept
  * (dwfl_report_elf of every executable file mapping, plus the vDSO), read
- * again when a pc falls in no known mapping (an exec or a dlopen since), at
- * most every 100 ms per process. A process that has exited keeps the
+ * again when a pc falls in no known mapping (an exec or a dlopen since)
+ * unless the maps held were read after the sample was taken. A process that has exited keeps the
  * modules it had. Memory outside the stack copy: the process's read-only
  * file mappings (from the file), else /proc/PID/mem while it lives; never
  * the sampled thread's stack beyond the copy (it has changed since the

@@ -748,16 +748,19 @@ class SampleMode(RecordTest):
                 self.assertGreaterEqual(right * 100, native * 95)
 
     @needs_perf
-    def test_python_frames_up_to_128_deep(self):
-        """The BPF program reads 128 Python frames (PP_BPF_MAX_PY): a
-        recursion 100 deep is whole to <module>, one 200 deep keeps its
-        innermost 128 frames under a [truncated] root. Oldest and newest
-        interpreter (3.8-3.10 use the C stack per Python frame, 3.11+ not)."""
+    def test_python_frames_up_to_256_deep(self):
+        """The BPF program reads 256 Python frames (PP_BPF_MAX_PY): a
+        recursion 200 deep is whole to <module> (where the native stack
+        copied ends first, 3.8-3.10's C stack of about 600 bytes per Python
+        frame, the whole Python chain still makes it whole), one 300 deep
+        keeps its innermost 256 frames under a [truncated] root. Oldest and
+        newest interpreter (3.8-3.10 use the C stack per Python frame, 3.11+
+        not)."""
         if os.geteuid() != 0:
             self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
         pys = interpreters()
         for py in {pys[0].label: pys[0], pys[-1].label: pys[-1]}.values():
-            for depth in (100, 200):
+            for depth in (200, 300):
                 with self.subTest(py=py.label, depth=depth):
                     out = self.out("deep-%d-%s.txt" % (depth, py.label))
                     p = self.record(["--mode", "sample", "-f", "collapsed", "-o", out],
@@ -771,19 +774,15 @@ class SampleMode(RecordTest):
                             continue
                         leaf += n
                         recs = sum(f.startswith("rec (") for f in frames)
-                        if depth <= 127:           # every Python frame read (the
-                            # native stack copied may end first: 3.8 uses about
-                            # 600 bytes of C stack per Python frame, and a
-                            # [truncated] root then says so; DeepStacks and
-                            # PERFORMANCE.md's table cover that limit)
-                            right += n * (any(f.startswith("<module> (") for f in frames)
+                        if depth <= 255:           # every Python frame read
+                            right += n * (frames[0].startswith("<module> (")
                                           and recs == depth + 1)
-                        else:               # leaf and 127 of rec, then cut
-                            right += n * (frames[0] == "[truncated]" and recs == 127)
+                        else:               # leaf and 255 of rec, then cut
+                            right += n * (frames[0] == "[truncated]" and recs == 255)
                     note("%s: %d deep: %d of %d samples in leaf %s" % (
                         py.label, depth, right, leaf,
-                        "with every Python frame to <module>" if depth <= 127 else
-                        "with their innermost 128 Python frames under [truncated]"))
+                        "with every Python frame to <module>" if depth <= 255 else
+                        "with their innermost 256 Python frames under [truncated]"))
                     self.assertGreater(leaf, 100, p.stderr[-2000:])
                     self.assertGreaterEqual(right * 100, leaf * 95)
 

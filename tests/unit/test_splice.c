@@ -159,6 +159,30 @@ TEST(splice_cut_native_stack_puts_outer_runs_at_the_root)
     pp_splice_close(sp);
 }
 
+TEST(splice_cut_native_stack_with_the_whole_python_chain_is_whole)
+{
+    static const pp_native_frame cut[] = {N("PyLong_FromLong", LIBPY), EVAL,
+                                          N("_PyFunction_Vectorcall", LIBPY)};
+    pp_splicer *sp;
+    pp_script_sample out;
+    pp_sample s = sample(py312, 5);
+
+    s.py_whole = 1;                        /* read to <module>, the chain's first */
+    ASSERT_OK(pp_splice_open(&sp, NULL));
+    ASSERT_OK(pp_splice(sp, &s, NULL, 0, cut, NN(cut), &out));
+    ASSERT_EQ_INT(out.origin, 1);
+    ASSERT_EQ_STR(folded(&out), "<module> (/app/x.py:30);cb (/app/x.py:20);"
+                                "bar (/app/x.py:12);fib (/app/x.py:6);fib (/app/x.py:5);"
+                                "PyLong_FromLong 1\n");
+    /* no Python frame read: the native stack's own rule, cut */
+    s = sample(py312, 0);
+    s.py_whole = 1;
+    ASSERT_OK(pp_splice(sp, &s, NULL, 0, cut, NN(cut), &out));
+    ASSERT_EQ_INT(out.origin, 0);
+    ASSERT_CONTAINS(folded(&out), "[truncated];");
+    pp_splice_close(sp);
+}
+
 TEST(splice_deeper_python_chain_than_read_is_truncated)
 {
     pp_splicer *sp;
@@ -166,6 +190,7 @@ TEST(splice_deeper_python_chain_than_read_is_truncated)
     pp_sample s = sample(py310, 2);        /* <module> not read */
 
     s.py_truncated = 1;
+    s.py_whole = 1;                        /* ignored: the chain was cut */
     ASSERT_OK(pp_splice_open(&sp, NULL));
     ASSERT_OK(pp_splice(sp, &s, NULL, 0, native3, NN(native3), &out));
     ASSERT_EQ_INT(out.frames_dropped, 1);
