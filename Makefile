@@ -63,9 +63,19 @@ UNWIND_LDLIBS := $(if $(PP_UNWIND),-ldw -lelf)
 # clang, bpftool, libbpf's headers and the kernel's BTF are found
 # (scripts/deps.sh installs the first three). vmlinux.h and the skeleton are
 # made in BUILD/bpf from this machine's kernel; CO-RE relocates them at load.
-BPFTOOL := $(firstword $(shell command -v bpftool 2>/dev/null) $(wildcard /usr/sbin/bpftool))
-PP_BPF := $(if $(PP_UNWIND),$(if $(BPFTOOL),$(shell command -v clang >/dev/null 2>&1 && \
-            [ -f /usr/include/bpf/libbpf.h ] && [ -r /sys/kernel/btf/vmlinux ] && echo 1)))
+# $(call exe,NAME,ALSO): NAME's executable file on PATH, else ALSO if it is one
+exe = $(shell for b in $$(command -v $(1) 2>/dev/null) $(2); do \
+        [ -f "$$b" ] && [ -x "$$b" ] && { echo "$$b"; break; }; done)
+BPFTOOL := $(call exe,bpftool,/usr/sbin/bpftool)
+# What a build without sample mode lacked, said once by the build and kept
+# in the module directory (BUILD/lib/sample-missing) for perfpy to say when
+# sample mode is asked of it (pip installs it with the rest).
+BPF_MISSING := $(strip $(if $(filter x86_64,$(PP_ARCH)),,x86_64) \
+    $(if $(call exe,clang),,clang) $(if $(BPFTOOL),,bpftool) \
+    $(if $(wildcard /usr/include/bpf/libbpf.h),,libbpf-dev) \
+    $(if $(or $(PP_UNWIND),$(filter-out x86_64,$(PP_ARCH))),,libdw-dev) \
+    $(if $(shell [ -r /sys/kernel/btf/vmlinux ] && echo 1),,kernel-BTF))
+PP_BPF := $(if $(BPF_MISSING),,1)
 BPF_LIB := $(if $(PP_BPF),$(BUILD)/libperfpy_bpf.a)
 BPF_LDLIBS := $(if $(PP_BPF),-lbpf)
 
@@ -155,7 +165,16 @@ ifndef SKIP_PYTHONS
 -include $(BUILD)/pythons.mk
 endif
 
-modules: $(PY_MODULES) $(LIBDIR)/sitecustomize.py
+modules: $(PY_MODULES) $(LIBDIR)/sitecustomize.py $(LIBDIR)/sample-missing
+
+# sample-missing: empty when sample mode is built, else what it lacked
+$(LIBDIR)/sample-missing: FORCE
+	@mkdir -p $(dir $@)
+	@echo "$(BPF_MISSING)" | tr ' ' '\n' | grep . > $@.new || true
+	@if ! cmp -s $@.new $@ 2>/dev/null; then mv $@.new $@; \
+	    if [ -s $@ ]; then echo "note: sample mode (perfpy-sample) is not built here: missing" \
+	        "$$(paste -sd' ' $@)$$(grep -E '^(clang|bpftool|lib.*-dev)$$' $@ | paste -sd' ' | \
+	        sed 's/./ (Debian: apt-get install &/;s/$$/)/')" >&2; fi; else rm -f $@.new; fi
 
 $(LIBDIR)/perfpy.%.so: $(EXT_SRCS) $(EXT_HDRS) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)

@@ -5,7 +5,8 @@ time.process_time() around the workload, so start-up and the recorder's own
 work are out) under each configuration, runs interleaved, medians.
 
     bench/sample_cost.py [--reps N] [--scale S] [--rate HZ] [--workload NAME]
-                         [--build DIR] [--write-docs] PYTHON...
+                         [--build DIR] [--perfpy PATH] [--configs A,B]
+                         [--write-docs] PYTHON...
 
 Configurations, each where it exists for that interpreter:
   plain          the interpreter alone
@@ -70,10 +71,10 @@ def py_spy(build):
 
 
 def configs(py, ver, a, spy, tmp):
-    perfpy = os.path.join(a.build, "perfpy")
+    perfpy = a.perfpy or os.path.join(a.build, "perfpy")
     out = os.path.join(tmp, "out")
     c = {"plain": [py]}
-    if os.path.exists(os.path.join(a.build, "perfpy-sample")):
+    if a.perfpy or os.path.exists(os.path.join(a.build, "perfpy-sample")):
         c["perfpy sample"] = [perfpy, "record", "--mode", "sample", "-r", str(a.rate),
                               "-f", "collapsed", "-o", out + ".txt", "--", py]
     c["perfpy jit"] = [perfpy, "record", "--mode", "jit", "-r", str(a.rate),
@@ -86,6 +87,8 @@ def configs(py, ver, a, spy, tmp):
     if ver >= (3, 15):
         c["Tachyon"] = [py, "-m", "profiling.sampling", "run", "-r", str(a.rate),
                         "--collapsed", "-o", out + ".tachyon"]
+    if a.configs:
+        c = {k: v for k, v in c.items() if k in a.configs.split(",") or k == "plain"}
     return c
 
 
@@ -176,6 +179,9 @@ def main():
     ap.add_argument("--rate", type=int, default=399)
     ap.add_argument("--workload", default="calls")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--perfpy", help="the perfpy command to measure (default: BUILD/perfpy), "
+                    "e.g. a pip install's bin/perfpy, whose sample mode is in its package")
+    ap.add_argument("--configs", help="only these configurations (comma-separated), and plain")
     ap.add_argument("--write-docs", action="store_true")
     ap.add_argument("pythons", nargs="+")
     a = ap.parse_args()

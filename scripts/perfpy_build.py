@@ -13,6 +13,10 @@ name (PEP 427):
       __pycache__ (an empty file, see below)   the startup hook of record/run)
   perfpy-V.data/data/share/man/man1/perfpy.1
   perfpy/__init__.py, perfpy/__main__.py    `import perfpy`, `python -m perfpy`
+  perfpy/perfpy-sample                      sample mode's recorder, where the
+                                            build tools are (clang, bpftool,
+                                            libbpf-dev, libdw-dev); else
+  perfpy-V.data/data/lib/perfpy/sample-missing  what they lacked
   perfpy-startup.pth                        the startup switches (-X perf, ...)
 
 so the command finds its module directory as `make install` lays it out
@@ -124,6 +128,16 @@ def wheel_files(build):
         (data + "/data/lib/perfpy/sitecustomize.py", os.path.join(lib, "sitecustomize.py"), False),
         (data + "/data/lib/perfpy/__pycache__", b"", False),
     ]
+    # sample mode's recorder, where the build made it: inside the package
+    # (site-packages/perfpy/), the one place auditwheel can vendor an
+    # executable's libraries for (perfpy.libs/ beside the package, RPATH
+    # $ORIGIN/../perfpy.libs); perfpy finds it there (src/cli/sampler.c).
+    # Else what its build lacked, for perfpy to say when asked for it.
+    if os.path.isfile(os.path.join(build, "perfpy-sample")):
+        files.append(("perfpy/perfpy-sample", os.path.join(build, "perfpy-sample"), True))
+    missing = os.path.join(lib, "sample-missing")
+    if os.path.isfile(missing) and os.path.getsize(missing):
+        files.append((data + "/data/lib/perfpy/sample-missing", missing, False))
     # the modules of this build's interpreters (BUILD/pythons.txt), not
     # whatever an earlier build with another set left in BUILD/lib
     with open(os.path.join(build, "pythons.txt")) as f:

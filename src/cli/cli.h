@@ -55,6 +55,16 @@ void pp_exec_signals_capture(void);
  * $PERFPY_LIBDIR, <exe dir>/lib (build tree), <exe dir>/../lib/perfpy
  * (installed). 0, or -1 after printing what was searched. */
 int pp_find_libdir(char *buf, size_t cap);
+/* The same, printing nothing: 0 or -1. */
+int pp_find_libdir_quiet(char *buf, size_t cap);
+
+/* Sample mode's recorder (sampler.c): beside perfpy, or in the perfpy
+ * package of the site-packages beside it (pip). 0 and path, else -ENOENT
+ * with path the place beside perfpy and why what the build lacked ("" when
+ * it did not say; libdir may be NULL). */
+int pp_sampler_find(const char *libdir, char *path, size_t cap, char *why, size_t why_cap);
+/* The sentence for a perfpy without it, from pp_sampler_find's path and why. */
+void pp_sampler_absent(const char *path, const char *why, char *buf, size_t cap);
 
 /* Sets up this process's environment for a Python child with the engine in
  * mode ("perf" or "jit"): PERFPY, PYTHONPATH (libdir first), and removes

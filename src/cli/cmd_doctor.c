@@ -257,22 +257,16 @@ static void check_dir(doctor *d, const char *what, const char *dir, int exec)
 
 static void check_sample(doctor *d)
 {
-    char self[PATH_MAX], helper[PATH_MAX + 16], out[1024];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    char libdir[PATH_MAX], helper[PATH_MAX + 16], out[1024], why[512], said[1024];
     char *argv[] = {helper, "--check", NULL};
-    char *slash;
     int st;
 
-    if (n <= 0)
-        return;
-    self[n] = '\0';
-    slash = strrchr(self, '/');
-    snprintf(helper, sizeof(helper), "%.*s/perfpy-sample", slash ? (int)(slash - self) : 1,
-             slash ? self : ".");
-    if (access(helper, X_OK) != 0) {
-        say(d, "warn", "sample mode", "not built in this perfpy (%s is missing): building "
-            "it needs clang, bpftool and libbpf's headers (scripts/deps.sh installs them, "
-            "then make); the trampoline modes work without it", helper);
+    if (pp_find_libdir_quiet(libdir, sizeof(libdir)) != 0)
+        libdir[0] = '\0';
+    if (pp_sampler_find(libdir[0] ? libdir : NULL, helper, sizeof(helper), why,
+                        sizeof(why)) != 0) {
+        pp_sampler_absent(helper, why, said, sizeof(said));
+        say(d, "warn", "sample mode", "%s; the trampoline modes work without it", said);
         return;
     }
     out[0] = '\0';

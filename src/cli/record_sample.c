@@ -23,8 +23,7 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
                       size_t libdir_cap, const char *self, const char *output)
 {
     char helper[PATH_MAX + 16], module[PATH_MAX + 128], rate[32], dur[32], pid[32], procs[16];
-    char exe[PATH_MAX], said[512];
-    const char *slash = strrchr(self, '/');
+    char exe[PATH_MAX], said[1024], why[512];
     char **argv;
     int n = 0, k = 0;
 
@@ -48,12 +47,10 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
     if (interp->major != 3 || interp->minor < 8)
         return pp_fail("%s is Python %d.%d; perfpy supports CPython 3.8 to 3.15",
                        interp->path, interp->major, interp->minor);
-    snprintf(helper, sizeof(helper), "%.*s/perfpy-sample",
-             slash ? (int)(slash - self) : 1, slash ? self : ".");
-    if (access(helper, X_OK) != 0)
-        return pp_fail("sample mode is not built in this perfpy (%s is missing): building "
-                       "it needs clang, bpftool and libbpf's headers (scripts/deps.sh "
-                       "installs them, then make)", helper);
+    if (pp_sampler_find(libdir, helper, sizeof(helper), why, sizeof(why)) != 0) {
+        pp_sampler_absent(helper, why, said, sizeof(said));
+        return pp_fail("%s", said);
+    }
     if (pp_interp_module(interp, libdir, module, sizeof(module)) < 0)
         return pp_fail("no perfpy module for Python %d.%d (%s is missing): sample mode "
                        "reads that version's structure offsets from it; build it with "

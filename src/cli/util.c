@@ -220,23 +220,24 @@ static int has_startup_hook(const char *dir)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int pp_find_libdir(char *buf, size_t cap)
+/* The module directory, or -1 with the places looked at in tried; says
+ * nothing (only a bad PERFPY_LIBDIR, which the user set, is -2). */
+static int find_libdir(char *buf, size_t cap, char tried[2][PATH_MAX + 32])
 {
     const char *env = getenv("PERFPY_LIBDIR");
-    char exe[PATH_MAX], tried[2][PATH_MAX + 32];
+    char exe[PATH_MAX];
     ssize_t n;
     char *slash;
 
     if (env && *env) {
         if (!has_startup_hook(env))
-            return pp_fail("PERFPY_LIBDIR=%s has no sitecustomize.py; unset it "
-                           "or point it at perfpy's lib directory", env) ? -1 : -1;
+            return -2;
         snprintf(buf, cap, "%s", env);
         return 0;
     }
     n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     if (n < 0)
-        return pp_fail("cannot read /proc/self/exe: %s", strerror(errno)) ? -1 : -1;
+        return -3;
     exe[n] = '\0';
     slash = strrchr(exe, '/');
     if (slash)
@@ -249,6 +250,31 @@ int pp_find_libdir(char *buf, size_t cap)
                 snprintf(buf, cap, "%s", tried[i]);
             return 0;
         }
+    }
+    return -1;
+}
+
+int pp_find_libdir_quiet(char *buf, size_t cap)
+{
+    char tried[2][PATH_MAX + 32];
+
+    return find_libdir(buf, cap, tried) == 0 ? 0 : -1;
+}
+
+int pp_find_libdir(char *buf, size_t cap)
+{
+    char tried[2][PATH_MAX + 32];
+
+    switch (find_libdir(buf, cap, tried)) {
+    case 0:
+        return 0;
+    case -2:
+        pp_fail("PERFPY_LIBDIR=%s has no sitecustomize.py; unset it or point it at "
+                "perfpy's lib directory", getenv("PERFPY_LIBDIR"));
+        return -1;
+    case -3:
+        pp_fail("cannot read /proc/self/exe: %s", strerror(errno));
+        return -1;
     }
     pp_fail("cannot find perfpy's module directory (looked in %s and %s); "
             "run `make` in the source tree or `make install`, or set PERFPY_LIBDIR",

@@ -167,7 +167,8 @@ class DoctorTest(TempDirTest):
     def test_sample_mode_without_privileges_or_not_built_is_a_warning(self):
         """As user nobody: a warning naming what sample mode needs and that
         the trampoline modes work without it, not a failure; without
-        perfpy-sample beside perfpy: a warning saying how to build it."""
+        perfpy-sample beside perfpy: a warning saying how to build it, or
+        what its build lacked when the build said."""
         sampler = os.path.join(os.path.dirname(PERFPY), "perfpy-sample")
         if os.geteuid() != 0 or not shutil.which("setpriv"):
             self.skipTest("needs root and setpriv to run as another user")
@@ -192,8 +193,17 @@ class DoctorTest(TempDirTest):
         self.assertFalse(os.path.exists(os.path.join(root, os.path.relpath(sampler, ROOT))))
         p = run(nobody + [os.path.join(root, os.path.relpath(PERFPY, ROOT)), "doctor", "--",
                           self.python_for_others()])
-        self.assertRegex(p.stdout, r"warn\s+sample mode\s+not built in this perfpy")
+        self.assertRegex(p.stdout, r"warn\s+sample mode\s+sample mode is not in this perfpy")
         self.assertIn("scripts/deps.sh", p.stdout)
+        # a build that said what it lacked (the Makefile's sample-missing):
+        # that, and only that
+        with open(os.path.join(root, os.path.relpath(LIBDIR, ROOT), "sample-missing"), "w") as f:
+            f.write("clang\nbpftool\n")
+        p = run(nobody + [os.path.join(root, os.path.relpath(PERFPY, ROOT)), "doctor", "--",
+                          self.python_for_others()])
+        self.assertIn("its build lacked clang, bpftool (Debian: apt-get install clang "
+                      "bpftool)", p.stdout)
+        self.assertNotIn("libbpf", p.stdout)
 
     def test_missing_dump_directory(self):
         missing = os.path.join(self.tmp, "no-such-dir")

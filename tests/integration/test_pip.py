@@ -23,8 +23,9 @@ import re
 import shutil
 import sys
 import tempfile
+import zipfile
 
-from support import (BUILD, EXAMPLES, ROOT, SANITIZER, TempDirTest, interpreters,
+from support import (BUILD, EXAMPLES, ROOT, SANITIZER, TempDirTest, interpreters, note,
                      needs_perf, run)
 
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -62,9 +63,24 @@ def venv(py, where, env=None):
     return os.path.join(where, "bin", "python")
 
 
+def auditwheel():
+    """BUILD/wheel-tools/bin/auditwheel, installed from PyPI by scripts/wheel
+    --tools (as make wheel does) when missing."""
+    tool = os.path.join(BUILD, "wheel-tools", "bin", "auditwheel")
+    if not os.access(tool, os.X_OK):
+        p = run([os.path.join(ROOT, "scripts", "wheel"), "--tools", BUILD], timeout=600)
+        if p.returncode != 0:
+            raise AssertionError("cannot install auditwheel (scripts/wheel --tools):\n"
+                                 + p.stdout[-2000:] + p.stderr[-2000:])
+    return tool
+
+
 def artifacts():
     """(sdist, wheel) of this tree, made once per run: the sdist by the
-    backend, the wheel by pip from the sdist with the newest interpreter."""
+    backend, the wheel by pip from the sdist with the newest interpreter,
+    then auditwheel repair of it, as make wheel does (the wheel users get:
+    sample mode's libraries vendored). The wheel before repair is
+    _built["plain"]."""
     if "wheel" in _built:
         return _built["sdist"], _built["wheel"]
     top = tempfile.mkdtemp(prefix="perfpy-it-pip-")
@@ -80,7 +96,14 @@ def artifacts():
         raise AssertionError("pip wheel of the sdist failed:\n" + p.stdout[-3000:]
                              + p.stderr[-3000:])
     _built["sdist"] = sdist
-    _built["wheel"] = glob.glob(os.path.join(top, "wheel", "perfpy-*.whl"))[0]
+    _built["plain"] = glob.glob(os.path.join(top, "wheel", "perfpy-*.whl"))[0]
+    tools = os.path.dirname(auditwheel())
+    p = run([os.path.join(tools, "auditwheel"), "repair", "-w", os.path.join(top, "repaired"),
+             _built["plain"]], env={"PATH": tools + os.pathsep + os.environ["PATH"]},
+            timeout=600)
+    if p.returncode != 0:
+        raise AssertionError("auditwheel repair failed:\n" + p.stdout[-3000:] + p.stderr[-3000:])
+    _built["wheel"] = glob.glob(os.path.join(top, "repaired", "perfpy-*.whl"))[0]
     return _built["sdist"], _built["wheel"]
 
 
@@ -96,7 +119,7 @@ def files_under(top):
     return found
 
 
-class PipTest(TempDirTest):
+class PipBase(TempDirTest):
 
     def setUp(self):
         super().setUp()
@@ -137,6 +160,10 @@ class PipTest(TempDirTest):
         left = [f for f in left if "perfpy" in f]
         self.assertEqual(left, [], "pip uninstall leaves perfpy files in the venv")
 
+
+
+class PipTest(PipBase):
+
     @needs_perf
     def test_each_version_records_runs_as_module_and_uninstalls(self):
         version = perfpy_build.version()
@@ -160,6 +187,10 @@ class PipTest(TempDirTest):
         found = by_version()
         home = found.get((3, 12)) or interpreters()[-1]
         where, vpy = self.installed(home, source=artifacts()[0])
+        # sample mode's recorder built from it where this build has it
+        self.assertEqual(bool(glob.glob(os.path.join(where, "lib", "*", "site-packages",
+                                                     "perfpy", "perfpy-sample"))),
+                         os.path.exists(os.path.join(BUILD, "perfpy-sample")))
         others = [py for vi, py in sorted(found.items()) if py is not home]
         for py in [others[0], others[-1]] if others else []:
             with self.subTest(python=py.label):
@@ -206,13 +237,129 @@ class PipTest(TempDirTest):
         self.assertEqual(p.stdout, "False\n", p.stderr)
 
     def test_wheel_passes_auditwheel_show(self):
-        tool = os.path.join(BUILD, "wheel-tools", "bin", "auditwheel")
-        if not os.access(tool, os.X_OK):
-            tool = shutil.which("auditwheel")
-        if not tool:
-            self.skipTest("auditwheel is not installed (make wheel installs it from PyPI "
-                          "into %s/wheel-tools)" % BUILD)
-        p = run([tool, "show", artifacts()[1]])
+        p = run([auditwheel(), "show", artifacts()[1]])
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertRegex(p.stdout.replace("\n", " "),
                          r'consistent with the\s+following platform tag:\s+"manylinux_2_\d+_x86_64"')
+
+
+# Sample mode from the wheel, on a machine without what builds it: the build
+# tools and sample mode's libraries out of view (a private mount namespace,
+# /dev/null bound over each file, an empty tmpfs over each header directory).
+HIDE = r"""set -e
+while [ "$1" != -- ]; do
+    if [ -d "$1" ]; then mount -t tmpfs none "$1"; else mount --bind /dev/null "$1"; fi
+    shift
+done
+shift
+"""
+APP = """import sys
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+def main():
+    for _ in range(int(sys.argv[1])):
+        fib(22)
+main()
+sys.exit(3)
+"""
+
+
+class WheelSampleMode(PipBase):
+    """The wheel carries sample mode's recorder with its libraries (libbpf,
+    libelf, libdw, liblzma, libbz2) vendored by auditwheel repair: installed
+    into a fresh venv, it samples where clang, bpftool, their headers and
+    those libraries cannot be seen, the program's stacks whole and its exit
+    status passed on. Negative twin: the same recorder before repair does
+    not start there (the hiding hides)."""
+
+    def hidden(self):
+        """What a machine without sample mode's build has not: the tools,
+        the headers, and the libraries the built recorder links."""
+        sampler = os.path.join(BUILD, "perfpy-sample")
+        p = run(["ldd", sampler])
+        libs = [os.path.realpath(m) for m in re.findall(r"=> (/\S+)", p.stdout)
+                if re.search(r"/lib(bpf|elf|dw|lzma|bz2)[-.]", m)]
+        self.assertEqual(len(libs), 5, p.stdout)
+        tools = [shutil.which("clang"), shutil.which("bpftool") or "/usr/sbin/bpftool"]
+        heads = ["/usr/include/bpf", "/usr/include/elfutils", "/usr/include/libelf.h",
+                 "/usr/include/gelf.h"]
+        return [os.path.realpath(f) for f in tools + heads if f and os.path.exists(f)] + libs
+
+    def in_hidden_view(self, cmd, hide):
+        return run(["unshare", "-m", "--propagation", "private", "bash", "-c",
+                    HIDE + 'exec "$@"', "hide"] + hide + ["--"] + cmd, timeout=300)
+
+    @needs_perf
+    def test_wheel_samples_without_the_build_tools_and_their_libraries(self):
+        if os.geteuid() != 0:
+            self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
+        if not os.path.exists(os.path.join(BUILD, "perfpy-sample")):
+            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+        hide = self.hidden()
+        py = interpreters()[-1]
+        where, vpy = self.installed(py)
+        site = glob.glob(os.path.join(where, "lib", "python3*", "site-packages"))[0]
+        sampler = os.path.join(site, "perfpy", "perfpy-sample")
+        app = self.write("app.py", APP)
+        out = os.path.join(self.tmp, "out.txt")
+        # the hiding hides: nothing of it loads, nothing of it runs
+        p = self.in_hidden_view(["bash", "-c", "bpftool version || clang --version || "
+                                 "ldd %s | grep 'not found\\|/usr/lib.*libbpf'" % sampler
+                                 + "; %s -c 'import ctypes; ctypes.CDLL(\"libbpf.so.1\")'"
+                                 % vpy], hide)
+        self.assertNotEqual(p.returncode, 0, p.stdout + p.stderr)
+        p = self.in_hidden_view([os.path.join(where, "bin", "perfpy"), "record", "--mode",
+                                 "sample", "-r", "499", "-f", "collapsed", "-o", out, "--", vpy, app,
+                                 "600"], hide)
+        self.assertEqual(p.returncode, 3, p.stderr[-3000:])
+        self.assertIn("in sample mode", p.stderr)
+        with open(out) as f:
+            stacks = [l.rsplit(" ", 1) for l in f.read().splitlines()]
+        fib = sum(int(n) for s_, n in stacks if re.search(r"(^|;)fib \(", s_))
+        whole = sum(int(n) for s_, n in stacks
+                    if re.search(r"(^|;)<module> \([^;]*app\.py:7\);main \([^;]*app\.py:6\);fib",
+                                 s_))
+        note("wheel's sample mode, build tools and libraries hidden: %d of %d samples in fib "
+             "whole to <module>" % (whole, fib))
+        self.assertGreater(fib, 200, p.stderr[-2000:])
+        self.assertGreaterEqual(whole * 100, fib * 99)
+
+    def test_recorder_before_repair_needs_the_hidden_libraries(self):
+        if not os.path.exists(os.path.join(BUILD, "perfpy-sample")):
+            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+        hide = self.hidden()
+        top = os.path.join(self.tmp, "plain")
+        artifacts()
+        with zipfile.ZipFile(_built["plain"]) as z:
+            z.extract("perfpy/perfpy-sample", top)
+        sampler = os.path.join(top, "perfpy", "perfpy-sample")
+        os.chmod(sampler, 0o755)
+        p = self.in_hidden_view([sampler, "--check"], hide)
+        self.assertEqual(p.returncode, 127, p.stdout + p.stderr)
+        self.assertIn("error while loading shared libraries", p.stderr)
+
+    def test_sdist_without_bpftool_and_libbpf_headers_says_what_it_lacked(self):
+        """pip install of the sdist where bpftool and libbpf's headers
+        cannot be seen: the install works (every other mode), and sample
+        mode, asked for, names what the build lacked, and only that."""
+        if os.geteuid() != 0:
+            self.skipTest("hiding files needs root (a private mount namespace)")
+        if not os.path.exists(os.path.join(BUILD, "perfpy-sample")):
+            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+        hide = [f for f in ["/usr/include/bpf", shutil.which("bpftool") or "/usr/sbin/bpftool"]
+                if os.path.exists(f)]
+        py = interpreters()[-1]
+        where = os.path.join(self.tmp, "venv")
+        vpy = venv(py, where)
+        if not vpy:
+            self.skipTest("python %s cannot make a venv with pip here" % py.version)
+        p = self.in_hidden_view([vpy] + PIP + ["install"] + NO_INDEX + [artifacts()[0]], hide)
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+        self.assertEqual(glob.glob(os.path.join(where, "lib", "*", "site-packages", "perfpy",
+                                                "perfpy-sample")), [])
+        p = run([os.path.join(where, "bin", "perfpy"), "record", "--mode", "sample", "--",
+                 vpy, "-c", "pass"])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("sample mode is not in this perfpy: its build lacked bpftool, libbpf-dev "
+                      "(Debian: apt-get install bpftool libbpf-dev)", p.stderr)
+        self.assertNotIn("clang", p.stderr)
