@@ -80,4 +80,12 @@ void pp_perf_refused_advice(char *buf, size_t cap);
  * truncated report. Returns 0 or 1 (after saying why). */
 int pp_close_stdout(void);
 
+/* The lines every mode of `perfpy record` prints at the end of a recording
+ * (record_run.c; perfpy-sample too): stopped after N s (by --duration or
+ * Ctrl-C), or the program's end by a signal or a status other than 0 (a
+ * wait status); and, when nothing was sampled, that no profile is written
+ * (pid: the process attached to, 0 the program). */
+void pp__record_say_end(int stopped, double seconds, int wait_status);
+void pp__record_say_no_samples(long pid, double seconds);
+
 #endif

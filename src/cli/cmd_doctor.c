@@ -23,6 +23,7 @@
 #include "interp.h"
 #include "options.h"
 #include "places.h"
+#include "record.h"
 #include "report/perf_probe.h"
 #include "report/perf_run.h"
 #include "report/spawn.h"
@@ -161,7 +162,8 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     }
     snprintf(data, sizeof(data), "%s/p.data", tmp);
     {
-        char *rec[] = {perf, "record", "-q", "--no-bpf-event", "-k", "1", "-e", "cpu-clock",
+        /* -B: no build ids collected, so nothing copied into ~/.debug */
+        char *rec[] = {perf, "record", "-q", "--no-bpf-event", "-B", "-k", "1", "-e", "cpu-clock",
                        "--call-graph", "dwarf,4096", "-o", data, "--", "true", NULL};
         st = capture(rec, out, sizeof(out));
     }
@@ -181,7 +183,7 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
         say(d, "FAIL", "perf record", "fails: %s", *p ? p : "(no message)");
     }
     if (*usable) {
-        char *kern[] = {perf, "record", "-q", "--no-bpf-event", "-e", "cpu-clock:k", "-o",
+        char *kern[] = {perf, "record", "-q", "--no-bpf-event", "-B", "-e", "cpu-clock:k", "-o",
                         data, "--", "true", NULL};
         st = capture(kern, out, sizeof(out));
         unlink(data);
@@ -257,22 +259,17 @@ static void check_dir(doctor *d, const char *what, const char *dir, int exec)
 
 static void check_sample(doctor *d)
 {
-    char libdir[PATH_MAX], helper[PATH_MAX + 16], out[1024], why[512], said[1024];
-    char *argv[] = {helper, "--check", NULL};
-    int st;
+    char libdir[PATH_MAX], out[PATH_MAX + 1024];
+    int rc;
 
     if (pp_find_libdir_quiet(libdir, sizeof(libdir)) != 0)
         libdir[0] = '\0';
-    if (pp_sampler_find(libdir[0] ? libdir : NULL, helper, sizeof(helper), why,
-                        sizeof(why)) != 0) {
-        pp_sampler_absent(helper, why, said, sizeof(said));
-        say(d, "warn", "sample mode", "%s; the trampoline modes work without it", said);
+    rc = pp__record_sample_check(libdir[0] ? libdir : NULL, out, sizeof(out));
+    if (rc == -ENOENT) {
+        say(d, "warn", "sample mode", "%s; the trampoline modes work without it", out);
         return;
     }
-    out[0] = '\0';
-    st = capture(argv, out, sizeof(out));
-    first_line(out);
-    if (st == 0)
+    if (rc == 0)
         say(d, "ok", "sample mode", "%s", out);
     else
         say(d, "warn", "sample mode", "cannot sample here (%s): --mode sample needs root, "
@@ -335,9 +332,8 @@ static void check_python(doctor *d, const char *python)
         say(d, "FAIL", "python", "%s did not answer as a Python interpreter", python);
         return;
     }
-    if (!in.cpython || in.major != 3 || in.minor < 8) {
-        say(d, "FAIL", "python", "%s is %s %s; perfpy supports CPython 3.8 to 3.15", python,
-            in.impl, in.version);
+    if (!pp_interp_supported(&in, out, sizeof(out))) {
+        say(d, "FAIL", "python", "%s", out);
         return;
     }
     if (in.executable[0] && strcmp(in.executable, python) != 0)

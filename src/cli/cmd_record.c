@@ -192,7 +192,7 @@ static int script_missing(char **argv)
 static int check_program(plan *p)
 {
     const pp_interp *info = &p->interp;
-    char module[PATH_MAX + 128];
+    char module[PATH_MAX + 128], why[PATH_MAX + 128];
     const char *name = p->o.argv[0];
 
     if (pp_interp_of_program(name, &p->interp) < 0)
@@ -205,11 +205,10 @@ static int check_program(plan *p)
                 "is profiled)\n", name);
         return 0;
     }
-    if (!info->cpython)
-        return pp_fail("%s is not CPython; perfpy supports CPython 3.8 to 3.15", info->path);
-    if (info->major != 3 || info->minor < 8)
-        return pp_fail("%s is Python %d.%d; perfpy supports CPython 3.8 to 3.15 (use a "
-                       "newer interpreter)", info->path, info->major, info->minor);
+    if (!pp_interp_supported(info, why, sizeof(why))) {
+        fprintf(stderr, "perfpy: %s\n", why);           /* before anything runs */
+        return PP_EXIT_USAGE;
+    }
     if (!info->by_shebang && script_missing(p->o.argv)) {
         /* it cannot start: no recording, only its own error and status */
         fprintf(stderr, "perfpy: the program cannot start (no such script: see its own "
@@ -262,18 +261,70 @@ static int self_exe(char *buf, size_t cap)
     return 0;
 }
 
+/* Attaching (-p) in a trampoline mode names Python functions only where an
+ * engine runs in the process: asked before recording, from its files
+ * (places.c). Without one, --mode auto samples it instead (sample mode
+ * reads any CPython) when it can here; otherwise, or with --mode perf|jit
+ * asked for, one line says what to do. 0 (p->o.mode may now be "sample"),
+ * or an exit status. */
+static int attach_mode(plan *p)
+{
+    pp_engine_seen seen = pp_places_engine_of(p->o.pid);
+    const char *want = p->o.mode;
+    char why[PATH_MAX + 1024];
+    pp_usage u;
+    int sample;
+
+    if (seen == PP_ENGINE_JIT && strcmp(want, "perf") != 0) {
+        p->o.mode = "jit";
+        return 0;
+    }
+    if (seen == PP_ENGINE_MAP && strcmp(want, "jit") != 0) {
+        p->o.mode = "perf";
+        return 0;
+    }
+    if (seen != PP_ENGINE_NONE)
+        return pp_fail("the process %ld runs perfpy's engine in %s mode, not %s: give "
+                       "--mode %s (or auto)", p->o.pid, seen == PP_ENGINE_JIT ? "jit" : "perf",
+                       want, seen == PP_ENGINE_JIT ? "jit" : "perf");
+    if (pp_find_libdir_quiet(p->libdir, sizeof(p->libdir)) != 0)
+        p->libdir[0] = '\0';
+    sample = strcmp(want, "auto") == 0 &&
+             pp__record_sample_check(p->libdir[0] ? p->libdir : NULL, why, sizeof(why)) == 0;
+    if (sample && pp__record_sample_refusal(&p->o, &u) != PP_PARSED_RUN)
+        return pp_fail("the process %ld was not started with perfpy's engine, and sample "
+                       "mode, which could attach to it, cannot do this: %s", p->o.pid,
+                       u.message);
+    if (sample) {
+        fprintf(stderr, "perfpy: the process %ld was not started with perfpy's engine: "
+                "attaching in sample mode, which reads its Python frames from outside "
+                "(nothing installed in it)\n", p->o.pid);
+        p->o.mode = "sample";
+        return 0;
+    }
+    return pp_fail("the process %ld was not started with perfpy's engine, so perf cannot name "
+                   "its Python functions: start it with `perfpy run --mode jit -- python3 "
+                   "app.py` (or PERFPY=jit with perfpy installed in its Python), or attach in "
+                   "sample mode as root: perfpy record --mode sample -p %ld", p->o.pid,
+                   p->o.pid);
+}
+
 /* Step 1: perf, the target, the mode, the output's name. 0 or an exit status. */
 static int choose(plan *p)
 {
     pp_error err;
-    int rc;
+    int rc, sample;
 
-    int sample = strcmp(p->o.mode, "sample") == 0;     /* needs no perf */
+    if (self_exe(p->self, sizeof(p->self)) < 0)
+        return pp_fail("cannot find perfpy's own executable: %s", strerror(errno));
+    if (p->o.pid && kill((pid_t)p->o.pid, 0) != 0 && errno == ESRCH)
+        return pp_fail("no process %ld (is it still running?)", p->o.pid);
+    if (p->o.pid && strcmp(p->o.mode, "sample") != 0 && (rc = attach_mode(p)) != 0)
+        return rc;
+    sample = strcmp(p->o.mode, "sample") == 0;     /* needs no perf */
 
     if (!sample && pp_perf_find(NULL, p->perf, sizeof(p->perf), &err) < 0)
         return pp_fail_error(&err);
-    if (self_exe(p->self, sizeof(p->self)) < 0)
-        return pp_fail("cannot find perfpy's own executable: %s", strerror(errno));
     if (!sample)
         p->unwinder = pp_perf_unwinder(p->perf);
     if (p->o.argv) {
@@ -281,13 +332,10 @@ static int choose(plan *p)
             return PP_EXIT_FAIL;
         if ((rc = check_program(p)) != 0)
             return rc;
-    } else if (kill((pid_t)p->o.pid, 0) != 0 && errno == ESRCH) {
-        return pp_fail("no process %ld (is it still running?)", p->o.pid);
     }
     p->mode = p->o.mode;
     if (strcmp(p->mode, "auto") == 0)
-        p->mode = p->o.pid ? "jit" : pp_interp_auto_mode(&p->interp);   /* attached:
-                                                DWARF stacks work either way */
+        p->mode = pp_interp_auto_mode(&p->interp);     /* attached: attach_mode chose */
     p->fp = strcmp(p->mode, "perf") == 0 && p->interp.known && p->interp.frame_pointers;
     if (strcmp(p->mode, "perf") == 0 && !p->fp && p->unwinder == PP_UNWIND_LIBDW)
         fprintf(stderr, "perfpy: warning: %s unwinds DWARF call graphs with libdw, which "
@@ -463,6 +511,23 @@ static int start(plan *p)
     return pp_fail("cannot start perf: %s", strerror(-rc));
 }
 
+/* A recording without a sample makes no profile: said in the words of what
+ * happened (an idle process, a program that used no CPU), not as a perf
+ * failure, and nothing is kept. 0 when there are samples, else the exit
+ * status: the program's own when it failed, 1 otherwise. */
+static int nothing_sampled(plan *p)
+{
+    pp_perf_data_info info;
+    int status;
+
+    memset(&info, 0, sizeof(info));
+    if (pp_perf_data_scan(p->data, &info) != 0 || !info.scanned || info.samples)
+        return 0;
+    pp__record_say_no_samples(p->o.pid, p->st.seconds);
+    status = p->o.pid || p->st.by_duration ? 0 : pp__record_program_status(&p->st);
+    return status ? status : PP_EXIT_FAIL;
+}
+
 /* Step 4: perf and the program, to their end. 0 or an exit status. */
 static int record(plan *p)
 {
@@ -490,7 +555,7 @@ static int record(plan *p)
         return PP_EXIT_FAIL;
     }
     pp__record_describe_end(st, pp__record_program_status(st));
-    return 0;
+    return nothing_sampled(p);
 }
 
 /* Where the dumps are when they are not in the recording directory. */

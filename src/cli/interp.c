@@ -13,14 +13,19 @@
 
 #define MARK "perfpy-probe "
 
+/* Python 2 answers too (no sys.implementation, print a statement), so that
+ * an interpreter too old is named by its version, not taken for a program
+ * that is no Python. */
 static const char probe_code[] =
-    "import sys, sysconfig\n"
+    "import sys, sysconfig, platform\n"
     "v = sys.version_info\n"
+    "impl = getattr(sys, 'implementation', None)\n"
+    "impl = impl.name if impl else platform.python_implementation().lower()\n"
     "flags = ' '.join(str(sysconfig.get_config_var(k) or '') for k in "
     "('CFLAGS', 'PY_CFLAGS', 'PY_CFLAGS_NODIST', 'CONFIGURE_CFLAGS'))\n"
-    "print('" MARK "' + sys.implementation.name, '%d.%d.%d' % v[:3], v[0], v[1],"
-    " sysconfig.get_config_var('EXT_SUFFIX'), int('-fno-omit-frame-pointer' in flags),"
-    " sys.executable)\n";
+    "sys.stdout.write(' '.join(str(x) for x in ('" MARK "' + impl, '%d.%d.%d' % v[:3],"
+    " v[0], v[1], sysconfig.get_config_var('EXT_SUFFIX'),"
+    " int('-fno-omit-frame-pointer' in flags), sys.executable)) + '\\n')\n";
 
 int pp_interp_parse(const char *text, pp_interp *info)
 {
@@ -233,6 +238,19 @@ int pp_interp_of_program(const char *argv0, pp_interp *info)
     if (python[0])
         pp_interp_probe(python, info, said, sizeof(said));
     info->by_shebang = python[0] && strcmp(python, exe) != 0;
+    return 0;
+}
+
+int pp_interp_supported(const pp_interp *info, char *why, size_t cap)
+{
+    if (!info->cpython)
+        snprintf(why, cap, "%s is %s %s, not CPython: perfpy needs CPython 3.8 or newer",
+                 info->path, info->impl, info->version);
+    else if (info->major < 3 || (info->major == 3 && info->minor < 8))
+        snprintf(why, cap, "CPython %d.%d is not supported: perfpy needs CPython 3.8 or "
+                 "newer (%s is %s)", info->major, info->minor, info->path, info->version);
+    else
+        return 1;
     return 0;
 }
 

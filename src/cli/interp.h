@@ -46,6 +46,12 @@ int pp_interp_probe(const char *exe, pp_interp *info, char *said, size_t cap);
  * Python), or -ENOENT when argv[0] is not found. */
 int pp_interp_of_program(const char *argv0, pp_interp *info);
 
+/* Whether perfpy can profile it (CPython 3.8 or newer): 1, or 0 with the
+ * sentence that says why not in why ("CPython 2.7 is not supported: perfpy
+ * needs CPython 3.8 or newer (...)"). record, its sample mode and doctor
+ * ask this one question. */
+int pp_interp_supported(const pp_interp *info, char *why, size_t cap);
+
 /* The mode `perfpy record --mode auto` picks for it: "perf" when it keeps
  * frame pointers, else "jit". */
 const char *pp_interp_auto_mode(const pp_interp *info);

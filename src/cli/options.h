@@ -47,6 +47,7 @@ typedef struct pp_record_opts {
     long pid;                  /* -p, 0 = none */
     const char *mode;          /* "auto", "perf", "jit" */
     long stack_size;
+    int stack_size_given;      /* --stack-size was on the command line */
     int no_native;
     int keep;
     int inline_frames;         /* --inline */

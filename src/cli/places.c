@@ -22,6 +22,64 @@
 #define TMPFS_MAGIC_ 0x01021994          /* statfs f_type of tmpfs (linux/magic.h) */
 #define MEMORY_DIR_MIN_FREE (1ull << 30) /* room for ~200,000 functions' files */
 
+/* When pid started, in seconds since the epoch (0 unknown): /proc/PID/stat's
+ * starttime (clock ticks after boot, field 22, after the command in
+ * parentheses that may hold anything) plus /proc/stat's btime. */
+static double process_start(long pid)
+{
+    char path[64], buf[1024], *p;
+    unsigned long long ticks = 0, btime = 0;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    if (!(p = strrchr(buf, ')')) ||
+        sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+                      "%*d %*d %*d %llu", &ticks) != 1)
+        return 0;
+    if (!(f = fopen("/proc/stat", "r")))
+        return 0;
+    while (fgets(buf, sizeof(buf), f))
+        if (sscanf(buf, "btime %llu", &btime) == 1)
+            break;
+    fclose(f);
+    return btime ? (double)btime + (double)ticks / (double)sysconf(_SC_CLK_TCK) : 0;
+}
+
+pp_engine_seen pp_places_engine_of(long pid)
+{
+    char path[64], line[PATH_MAX + 128], dump[64];
+    size_t dl = (size_t)snprintf(dump, sizeof(dump), "/jit-%ld.dump", pid);
+    pp_engine_seen seen = PP_ENGINE_NONE;
+    struct stat st;
+    double start;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+    if (!(f = fopen(path, "r")))
+        return PP_ENGINE_NONE;
+    while (seen == PP_ENGINE_NONE && fgets(line, sizeof(line), f)) {
+        size_t n = strcspn(line, "\n");
+        line[n] = '\0';
+        if (n > dl && strcmp(line + n - dl, dump) == 0)
+            seen = PP_ENGINE_JIT;
+    }
+    fclose(f);
+    if (seen)
+        return seen;
+    snprintf(path, sizeof(path), "/tmp/perf-%ld.map", pid);
+    start = process_start(pid);
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && start > 0 &&
+        (double)st.st_mtime + 1 >= start)
+        return PP_ENGINE_MAP;
+    return PP_ENGINE_NONE;
+}
+
 pp_dir_verdict pp_places_check(const char *dir, int exec, int *err)
 {
     char path[PATH_MAX];

@@ -16,6 +16,19 @@
 
 #include <stddef.h>
 
+/* Which of the engines (perfpy's, or CPython's own -X perf / -X perf_jit)
+ * a running process has active, from the outside: the files only an active
+ * engine makes. JIT: a jit-<pid>.dump mapped in it (the writer maps its
+ * dump for perf to see); MAP: /tmp/perf-<pid>.map written since the process
+ * started (one left by an earlier process with the same pid is not its);
+ * NONE: neither, or the process cannot be read. */
+typedef enum pp_engine_seen {
+    PP_ENGINE_NONE = 0,
+    PP_ENGINE_MAP,
+    PP_ENGINE_JIT,
+} pp_engine_seen;
+pp_engine_seen pp_places_engine_of(long pid);
+
 /* What a directory allows the engine: create files, write them, and (exec)
  * map them PROT_EXEC, which is how a jitdump tells perf where it is. */
 typedef enum pp_dir_verdict {

@@ -61,12 +61,27 @@ void pp__record_wait_program(run_state *st, int pid_fd);
 int pp__record_program_status(const run_state *st);
 void pp__record_describe_end(const run_state *st, int status);
 
+
 /* kernel.perf_event_max_stack raised for frame-pointer recordings, put back
  * after; and what to say when many stacks were cut. */
 /* record --mode sample (record_sample.c): perfpy-sample in this process's
  * place; returns only on failure (an exit status). */
 int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
                       size_t libdir_cap, const char *self, const char *output);
+
+/* The options sample mode cannot honour (-f perf, --inline, --stack-size,
+ * --keep, --duration with a program): PP_EXIT_USAGE with the sentence in
+ * u, else PP_PARSED_RUN. The parser asks it for --mode sample, record for
+ * an attach that turns to sample mode. */
+int pp__record_sample_refusal(const pp_record_opts *o, pp_usage *u);
+
+/* Whether sample mode can sample here (`perfpy-sample --check`, the one
+ * pp_sampler_find finds: its BPF program loads and attaches): 0; -ENOENT
+ * not in this perfpy, why saying what its build lacked; -EPERM not here,
+ * with perfpy-sample's reason (privileges, BPF, BTF) in why. The one
+ * question doctor and record (attaching to a process without perfpy's
+ * engine) ask. libdir may be NULL. */
+int pp__record_sample_check(const char *libdir, char *why, size_t cap);
 
 void pp__record_raise_max_stack(pp_max_stack *m);
 void pp__record_restore_max_stack(pp_max_stack *m);

@@ -49,10 +49,13 @@ void pp__record_help(FILE *out)
             "                        to end by itself (its KeyboardInterrupt handlers run)\n"
             "                        before it gets SIGTERM, then as long again before its\n"
             "                        whole process tree gets SIGKILL (default: %g)\n"
-            "  -p, --pid PID         attach to a running process whose perfpy engine is\n"
-            "                        already active (PERFPY=jit or -X perf_jit), or, with\n"
-            "                        --mode sample, to any CPython; stop with Ctrl-C or\n"
-            "                        --duration (default: none; start PROGRAM)\n"
+            "  -p, --pid PID         attach to a running process; stop with Ctrl-C or\n"
+            "                        --duration (default: none; start PROGRAM). Its\n"
+            "                        engine is looked for first: active (PERFPY=jit, -X\n"
+            "                        perf_jit, or perf mode), its mode is used; absent,\n"
+            "                        --mode auto attaches in sample mode where it can\n"
+            "                        (root), and --mode perf|jit (or no sample mode)\n"
+            "                        refuse with what to do\n"
             "      --mode MODE       auto (default): perf map + frame pointers when the\n"
             "                        interpreter keeps frame pointers, else jit; perf:\n"
             "                        names from /tmp/perf-<pid>.map (without frame\n"
@@ -63,7 +66,9 @@ void pp__record_help(FILE *out)
             "                        stacks without frame pointers; sample (root, BPF):\n"
             "                        nothing installed in the program, its Python frames\n"
             "                        read at each sample (perf is not used; executing\n"
-            "                        lines; children followed)\n"
+            "                        lines; children followed; not with -f perf,\n"
+            "                        --inline, --stack-size, --keep, nor -d with a\n"
+            "                        PROGRAM)\n"
             "      --stack-size BYTES  stack copied per sample for DWARF unwinding, a\n"
             "                        multiple of 8 up to %d (default: %d, about 60\n"
             "                        Python frames on 3.8-3.13, 30 on 3.14+)\n"
@@ -92,7 +97,9 @@ void pp__record_help(FILE *out)
             "\n"
             "exit status:\n"
             "  the program's own, after Ctrl-C too (0 when --duration stopped it); 1 if\n"
-            "  perfpy or perf failed; 2 for a usage error\n"
+            "  perfpy or perf failed, or nothing was sampled (no profile is written);\n"
+            "  2 for a usage error (options that cannot work together, an interpreter\n"
+            "  older than CPython 3.8)\n"
             "\n"
             "examples:\n"
             "  perfpy record -- python app.py\n"
@@ -157,6 +164,7 @@ static int record_option(int c, void *opts, pp_usage *u)
         if (pp_parse_long(optarg, 8, MAX_STACK, &o->stack_size) < 0 || o->stack_size % 8)
             return pp_usage_set(u, "--stack-size takes a multiple of 8 from 8 "
                                   "to %d bytes, not '%s'", MAX_STACK, optarg);
+        o->stack_size_given = 1;
         break;
     case OPT_NATIVE:
     case OPT_NO_NATIVE:
@@ -174,6 +182,47 @@ static int record_option(int c, void *opts, pp_usage *u)
         o->show_perfpy = 1;
         break;
     }
+    return PP_PARSED_RUN;
+}
+
+/* Options each valid alone that cannot work together: refused here, before
+ * anything starts, not found out after the program ran. */
+static int combinations(const pp_record_opts *o, pp_usage *u)
+{
+    int sample = strcmp(o->mode, "sample") == 0;
+
+    if (o->format->recording && o->output && strcmp(o->output, "-") == 0)
+        return pp_usage_set(u, "-f perf writes a perf.data and keeps its jitted code in "
+                              "FILE.jit/ beside it: it cannot go to standard output (give "
+                              "-o FILE)");
+    return sample ? pp__record_sample_refusal(o, u) : PP_PARSED_RUN;
+}
+
+int pp__record_sample_refusal(const pp_record_opts *o, pp_usage *u)
+{
+    const struct {
+        int given;
+        const char *why;
+    } no[] = {
+        {o->format->recording, "--mode sample makes no perf.data (perf is not used), so -f "
+                               "perf cannot be written: choose another format, or --mode "
+                               "auto for a perf.data"},
+        {o->argv && o->duration > 0, "--duration with a program it starts is not built in "
+                                     "sample mode yet: the recording ends with the program "
+                                     "(or attach with -p PID -d SECONDS)"},
+        {o->inline_frames, "--inline is not built in sample mode (it names functions from "
+                           "symbol tables, without inlined ones): leave it out, or --mode "
+                           "auto"},
+        {o->stack_size_given, "--stack-size is perf's; sample mode copies 68 KiB of stack "
+                              "per sample and reads up to 256 Python frames whatever its "
+                              "size: leave it out"},
+        {o->keep, "--keep keeps perf's recording and intermediate files; sample mode makes "
+                  "none (the profile is written from memory): leave it out"},
+    };
+
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        if (no[i].given)
+            return pp_usage_set(u, "%s", no[i].why);
     return PP_PARSED_RUN;
 }
 
@@ -216,5 +265,5 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
         return pp_usage_set(u, "give a program or --pid, not both");
     if (!o->format)
         o->format = pp_format_find("flamegraph");
-    return PP_PARSED_RUN;
+    return combinations(o, u);
 }

@@ -9,6 +9,7 @@
 #include "interp.h"
 #include "options.h"
 #include "record.h"
+#include "report/spawn.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -16,6 +17,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+int pp__record_sample_check(const char *libdir, char *why, size_t cap)
+{
+    char helper[PATH_MAX + 16], lacked[512];
+    char *argv[] = {helper, "--check", NULL};
+    int st;
+
+    why[0] = '\0';
+    if (pp_sampler_find(libdir, helper, sizeof(helper), lacked, sizeof(lacked)) != 0) {
+        pp_sampler_absent(helper, lacked, why, cap);
+        return -ENOENT;
+    }
+    if (pp_capture(argv, 1, NULL, why, cap, &st) < 0 || st != 0) {
+        why[strcspn(why, "\n")] = '\0';
+        if (!why[0])
+            snprintf(why, cap, "perfpy-sample failed");
+        return -EPERM;
+    }
+    why[strcspn(why, "\n")] = '\0';
+    return 0;
+}
 
 /* Sample mode: perfpy-sample (sample_main.c) records and writes the
  * profile; it replaces this process, and its status is the program's. */
@@ -35,18 +57,15 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
         if (pp_interp_probe(exe, interp, said, sizeof(said)) != 0 || !interp->cpython)
             return pp_fail("the process %ld does not run a CPython perfpy can ask its "
                            "version (%s)", o->pid, exe);
-    } else if (o->duration > 0) {
-        return pp_fail("--duration with a program it starts is not built in sample mode "
-                       "yet: the recording ends with the program (or attach with -p PID "
-                       "-d SECONDS)");
     }
     if (!interp->known || !interp->cpython)
         return pp_fail("sample mode reads the Python frames of a CPython; '%s' is not one "
                        "(give the interpreter: perfpy record --mode sample -- python3 "
                        "app.py)", o->argv[0]);
-    if (interp->major != 3 || interp->minor < 8)
-        return pp_fail("%s is Python %d.%d; perfpy supports CPython 3.8 to 3.15",
-                       interp->path, interp->major, interp->minor);
+    if (!pp_interp_supported(interp, said, sizeof(said))) {
+        fprintf(stderr, "perfpy: %s\n", said);
+        return PP_EXIT_USAGE;
+    }
     if (pp_sampler_find(libdir, helper, sizeof(helper), why, sizeof(why)) != 0) {
         pp_sampler_absent(helper, why, said, sizeof(said));
         return pp_fail("%s", said);

@@ -76,6 +76,9 @@ typedef struct state {
     pp_kallsyms ks;
     int have_ks;
     uint64_t samples, failed;
+    double t0, seconds;            /* when the recording began; how long it ran */
+    int attached;                  /* -p: the process was running already */
+    int stopped;                   /* attached: --duration or Ctrl-C ended it */
 } state;
 
 static proc *find_proc(state *st, pid_t pid)
@@ -287,6 +290,7 @@ static void follow(state *st, double duration)
         take(st, 20);
         find_runtimes(st);
     }
+    st->stopped = interrupted || (end && now_s() >= end);
     /* its children stop being sampled with it: the map is freed on close */
 }
 
@@ -316,6 +320,16 @@ static void notes(const state *st, pp_collector *c)
                 (unsigned long long)st->failed);
 }
 
+/* The program's exit status as perfpy's own (0 when attached). */
+static int program_status(const state *st, int status)
+{
+    if (st->attached)
+        return 0;
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : PP_EXIT_FAIL;
+}
+
 static int finish(state *st, pp_profile *prof, const char *format, const char *output,
                   int status)
 {
@@ -323,23 +337,30 @@ static int finish(state *st, pp_profile *prof, const char *format, const char *o
     pp_error e;
     const pp_format *f = pp_format_find(format);
     pp_write_opts wo = {NULL};
+    int rc;
 
     pp_fold_close(st->fold);
     if (st->have_ks)
         pp_kallsyms_free(&st->ks);
     memset(&rr, 0, sizeof(rr));
+    pp__record_say_end(st->stopped, st->seconds, st->attached ? 0 : status);
+    if (prof->samples == 0) {     /* nothing to write: said so, not an empty profile */
+        pp__record_say_no_samples(st->attached ? (long)st->pid : 0, st->seconds);
+        pp_profile_free(prof);
+        rc = program_status(st, status);
+        return rc ? rc : PP_EXIT_FAIL;
+    }
     if (!f || pp_output_write(prof, f, output, &wo, &e) != 0) {
         fprintf(stderr, "perfpy: cannot write %s: %s\n", output, f ? e.message : "unknown format");
         pp_profile_free(prof);
         return PP_EXIT_FAIL;
     }
     rr.profile = *prof;
+    rr.sample_mode = 1;
     snprintf(rr.output, sizeof(rr.output), "%s", output);
     pp_summary_print(stderr, &rr, 10);
     pp_profile_free(prof);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : PP_EXIT_FAIL;
+    return program_status(st, status);
 }
 
 /* Follows the running process pid (see follow). */
@@ -348,6 +369,7 @@ static int attach(state *st, pid_t pid, long rate, double duration)
     int rc;
 
     st->pid = pid;
+    st->attached = 1;
     find_proc(st, pid);
     if ((rc = pp_collect_add(st->c, pid, &st->off, 0)) != 0) {
         fprintf(stderr, "perfpy: cannot sample the process %d: %s\n", (int)pid,
@@ -458,14 +480,17 @@ int main(int argc, char **argv)
     }
     if ((rc = open_all(&st, &prof, &fo, rate)) != 0)
         return rc;
+    st.t0 = now_s();
     if (strcmp(argv[8], "-p") == 0)
         rc = attach(&st, (pid_t)strtol(argv[9], NULL, 10), rate, strtod(argv[6], NULL));
     else
         rc = run_program(&st, argv + 9, &status);
+    st.seconds = now_s() - st.t0;
     if (rc == 0) {
         while (take(&st, 0) > 0)
             ;
         notes(&st, st.c);
+        prof.lost = pp_collect_lost(st.c);      /* the summary's "lost events" */
     }
     pp_collect_close(st.c);
     pp_unwind_close(st.u);

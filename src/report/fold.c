@@ -29,6 +29,10 @@
  *     with stacks that really start there. (In perf-map mode on interpreters
  *     without frame pointers this is most samples: honest, and the reason
  *     jitdump mode exists.) An empty call chain is "[truncated];[unknown]".
+ *     The outermost frames of a cut stack that lie in no mapping perf knows
+ *     ("[unknown]", not "[libz.so.1]") are junk of the cut, not the
+ *     program's callers: dropped ("[truncated];<module>", not
+ *     "[truncated];[unknown];<module>").
  *     A frame-pointer walk through a libc built without frame pointers
  *     goes on past the interpreter's entry (Py_BytesMain, its thread
  *     wrapper, __libc_start_call_main) into a few addresses perf cannot
@@ -97,6 +101,8 @@ static int64_t native_frame(pp_folder *f, pp__fold_raw *r, uint64_t ip)
         r->bits |= C_UNNAMED;
         nl = pp__fold_unnamed_label(r->dso, r->dso_len, label, sizeof(label));
         name = label;
+        if (nl == 9 && memcmp(label, "[unknown]", 9) == 0)
+            r->bits |= C_NOWHERE;
     }
     if (ip >= KERNEL_MIN_IP)
         r->bits |= C_KERNEL;
@@ -398,6 +404,8 @@ int pp_fold_sample(void *folder, const pp_script_sample *s)
     n = (long)cut_past_entry(f, (size_t)n, &entry);         /* rule 2 */
     truncated = s->frames_dropped ||
                 (!s->origin && (n == 0 || !(entry || (f->raws[f->rawof[n - 1]].bits & C_ROOT))));
+    while (truncated && n > 0 && (f->raws[f->rawof[n - 1]].bits & C_NOWHERE))
+        n--;                                                /* rule 2: junk of the cut */
     if (truncated) {
         if ((id = marker(f, &f->mark_truncated, PP_MARK_TRUNCATED)) < 0)
             return (int)id;

@@ -30,6 +30,7 @@ enum {
     C_UNNAMED = 1 << 7,   /* "[unknown]": perf found no symbol */
     C_SELF = 1 << 8,      /* perfpy's own: its module (engine, hook) or startup hook */
     C_SELF_CUT = 1 << 9,  /* perfpy's own, and everything it calls is too */
+    C_NOWHERE = 1 << 10,  /* unnamed, in no mapping perf knows: "[unknown]" */
 };
 
 /* One distinct (symbol, effective DSO) seen in the input. */

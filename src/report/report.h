@@ -87,6 +87,8 @@ typedef struct pp_report_result {
     size_t jitted_kept;          /* jitted-*.so files left for `perf report` (format perf) */
     char jitted_for[PATH_MAX];   /* the perf.data `perf report` reads them with */
     double seconds;              /* post-processing time */
+    int sample_mode;             /* read by perfpy-sample, not perf: the summary
+                                    speaks of what did the reading */
     char warning[PATH_MAX + 256];/* what the command should say even on success
                                     ("" when nothing): jit dumps that are gone */
     pp_error err;                /* why pp_report failed */

@@ -9,38 +9,120 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct order {
-    const pp_func_stat *st;
-    int by_own;
-} order;
+/* The summary ranks functions, not lines. In the trampoline modes a Python
+ * frame is a function (its def line); in sample mode each executing line
+ * of a function is a frame of its own (split at lines 199 and 207 are two),
+ * so there the frames are grouped by name and file (the def line is not in
+ * the profile: two functions of one name in one file, lambdas, are one row)
+ * and each row is named without a line. A function's own and total time
+ * count each sample once. */
+typedef struct func {
+    uint32_t frame;              /* its first frame: the name, file and label */
+    uint64_t own, total;
+    uint32_t seen;               /* the last stack counted in total, + 1 */
+} func;
 
-static int cmp_stat(const void *a, const void *b, void *ctx)
+typedef struct funcs {
+    func *v;
+    uint32_t n;
+    uint32_t *of;                /* per frame: its function, or PP_NONE */
+} funcs;
+
+static int cmp_frame_name(const void *a, const void *b, void *ctx)
 {
-    const order *o = ctx;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint64_t vx = o->by_own ? o->st[x].own : o->st[x].total;
-    uint64_t vy = o->by_own ? o->st[y].own : o->st[y].total;
+    const pp_profile *p = ctx;
+    const pp_frame *x = &p->frames[*(const uint32_t *)a], *y = &p->frames[*(const uint32_t *)b];
+    int c = strcmp(x->name, y->name);
+
+    if (!c)
+        c = strcmp(x->file, y->file);
+    return c ? c : (*(const uint32_t *)a > *(const uint32_t *)b) -
+                   (*(const uint32_t *)a < *(const uint32_t *)b);
+}
+
+/* by_line: frames with another line are other functions (trampoline
+ * modes). 0, or -1 out of memory. */
+static int funcs_make(const pp_profile *p, int by_line, funcs *f)
+{
+    uint32_t *idx = malloc((p->nframes ? p->nframes : 1) * sizeof(*idx)), n = 0;
+
+    f->v = calloc(p->nframes ? p->nframes : 1, sizeof(*f->v));
+    f->of = malloc((p->nframes ? p->nframes : 1) * sizeof(*f->of));
+    f->n = 0;
+    if (!idx || !f->v || !f->of) {
+        free(idx);
+        return -1;
+    }
+    for (uint32_t i = 0; i < p->nframes; i++) {
+        f->of[i] = PP_NONE;
+        if (p->frames[i].kind == PP_FRAME_PYTHON)
+            idx[n++] = i;
+    }
+    qsort_r(idx, n, sizeof(*idx), cmp_frame_name, (void *)p);
+    for (uint32_t k = 0; k < n; k++) {
+        const pp_frame *fr = &p->frames[idx[k]];
+        const pp_frame *last = f->n ? &p->frames[f->v[f->n - 1].frame] : NULL;
+        if (!last || by_line || strcmp(last->name, fr->name) || strcmp(last->file, fr->file))
+            f->v[f->n++].frame = idx[k];
+        f->of[idx[k]] = f->n - 1;
+    }
+    free(idx);
+    for (uint32_t s = 0; s < p->nstacks; s++) {
+        const pp_stack *st = &p->stacks[s];
+        const uint32_t *ids = pp_stack_ids(p, st);
+        uint32_t inner = PP_NONE;
+        for (uint32_t k = 0; k < st->depth; k++) {
+            uint32_t g = f->of[ids[k]];
+            if (g == PP_NONE)
+                continue;
+            inner = g;
+            if (f->v[g].seen != s + 1) {
+                f->v[g].seen = s + 1;
+                f->v[g].total += st->count;
+            }
+        }
+        if (inner != PP_NONE)
+            f->v[inner].own += st->count;
+    }
+    return 0;
+}
+
+static void funcs_free(funcs *f)
+{
+    free(f->v);
+    free(f->of);
+}
+
+static int cmp_func(const void *a, const void *b, void *ctx)
+{
+    const func *x = a, *y = b;
+    int by_own = *(const int *)ctx;
+    uint64_t vx = by_own ? x->own : x->total, vy = by_own ? y->own : y->total;
 
     if (vx != vy)
         return vx > vy ? -1 : 1;
-    return (x > y) - (x < y);
+    return (x->frame > y->frame) - (x->frame < y->frame);
 }
 
-static void print_top(FILE *out, const pp_profile *p, const pp_func_stat *st,
-                      uint32_t *idx, uint32_t n, int by_own, int top)
+static void print_top(FILE *out, const pp_profile *p, funcs *f, int by_own, int top,
+                      int no_line)
 {
     double all = p->samples ? (double)p->samples : 1.0;
-    order o = {st, by_own};
 
-    qsort_r(idx, n, sizeof(*idx), cmp_stat, &o);
+    qsort_r(f->v, f->n, sizeof(*f->v), cmp_func, &by_own);
     fprintf(out, "perfpy: top Python functions by %s time (own = innermost Python frame):\n"
             "     own   total  function\n", by_own ? "own" : "total");
-    for (uint32_t i = 0; i < n && (int)i < top; i++) {
-        const pp_func_stat *s = &st[idx[i]];
+    for (uint32_t i = 0; i < f->n && (int)i < top; i++) {
+        const func *s = &f->v[i];
+        const pp_frame *fr = &p->frames[s->frame];
         if (!(by_own ? s->own : s->total))
             break;
-        fprintf(out, "  %5.1f%%  %5.1f%%  %s\n", 100.0 * (double)s->own / all,
-                100.0 * (double)s->total / all, p->frames[idx[i]].label);
+        if (no_line)
+            fprintf(out, "  %5.1f%%  %5.1f%%  %s (%s)\n", 100.0 * (double)s->own / all,
+                    100.0 * (double)s->total / all, fr->name, fr->file);
+        else
+            fprintf(out, "  %5.1f%%  %5.1f%%  %s\n", 100.0 * (double)s->own / all,
+                    100.0 * (double)s->total / all, fr->label);
     }
 }
 
@@ -148,7 +230,7 @@ static void count_unnamed(const pp_profile *p, const pp_stack *s, unnamed_file *
     }
 }
 
-static void print_unnamed(FILE *out, const pp_profile *p)
+static void print_unnamed(FILE *out, const pp_profile *p, int sample_mode)
 {
     unnamed_file u[UNNAMED_FILES];
     size_t nu = 0;
@@ -159,10 +241,10 @@ static void print_unnamed(FILE *out, const pp_profile *p)
         double pc = share(u[i].samples, p->samples);
         if (pc < UNNAMED_SHARE_SAID)
             continue;
-        fprintf(out, "perfpy: %.1f%% of samples pass through code perf could not name in %s "
+        fprintf(out, "perfpy: %.1f%% of samples pass through code %s could not name in %s "
                 "(shown as its file, '[%s]'): it is stripped of its symbols; install its "
                 "debug symbols to see its functions (for the interpreter, `perfpy doctor "
-                "-- PYTHON` says how)\n", pc, u[i].file,
+                "-- PYTHON` says how)\n", pc, sample_mode ? "perfpy" : "perf", u[i].file,
                 strrchr(u[i].file, '/') ? strrchr(u[i].file, '/') + 1 : u[i].file);
     }
 }
@@ -170,27 +252,24 @@ static void print_unnamed(FILE *out, const pp_profile *p)
 void pp_summary_print(FILE *out, const pp_report_result *r, int top)
 {
     const pp_profile *p = &r->profile;
-    pp_func_stat *st = pp_profile_func_stats(p);
-    uint32_t *idx = malloc((p->nframes ? p->nframes : 1) * sizeof(*idx));
-    uint32_t n = 0;
+    funcs f;
 
     print_totals(out, p);
     print_processes(out, p);
-    print_unnamed(out, p);
-    if (st && idx) {
-        for (uint32_t i = 0; i < p->nframes; i++)
-            if (p->frames[i].kind == PP_FRAME_PYTHON && st[i].total)
-                idx[n++] = i;
-        if (n) {
-            print_top(out, p, st, idx, n, 1, top);
-            print_top(out, p, st, idx, n, 0, top);
+    print_unnamed(out, p, r->sample_mode);
+    if (funcs_make(p, !r->sample_mode, &f) == 0) {
+        if (f.n) {
+            print_top(out, p, &f, 1, top, r->sample_mode);
+            print_top(out, p, &f, 0, top, r->sample_mode);
+        } else if (r->sample_mode) {
+            fprintf(out, "perfpy: no Python function in the samples (the threads sampled "
+                    "ran no Python code then: C code, or the interpreter's start-up)\n");
         } else {
             fprintf(out, "perfpy: no Python function in the samples (was the program run "
                     "with perfpy's engine active?)\n");
         }
     }
-    free(st);
-    free(idx);
+    funcs_free(&f);
     if (r->kept[0])
         fprintf(out, "perfpy: kept intermediate files in %s\n", r->kept);
     if (r->jitted_kept)

@@ -223,13 +223,17 @@ class DoctorTest(TempDirTest):
         self.assertIn("noexec", p.stdout)
 
     def test_unsupported_interpreter(self):
-        old = [v for v in ("3.7.16", "3.6.15")
-               if os.path.exists(os.path.expanduser("~/.pyenv/versions/%s/bin/python3" % v))]
+        old = [v for v in ("2.7.18", "3.6.15", "3.7.16")
+               if os.path.exists(os.path.expanduser("~/.pyenv/versions/%s/bin/python" % v))]
         if not old:
             self.skipTest("no CPython older than 3.8 here")
-        p = run([PERFPY, "doctor", "--", os.path.expanduser("~/.pyenv/versions/%s/bin/python3" % old[0])])
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("perfpy supports CPython 3.8 to 3.15", p.stdout)
+        for v in old:
+            with self.subTest(python=v):
+                p = run([PERFPY, "doctor", "--",
+                         os.path.expanduser("~/.pyenv/versions/%s/bin/python" % v)])
+                self.assertEqual(p.returncode, 1)
+                self.assertIn("CPython %s is not supported: perfpy needs CPython 3.8 or newer"
+                              % v[:3], p.stdout)
 
     def test_help_and_usage(self):
         p = run([PERFPY, "doctor", "--help"])
