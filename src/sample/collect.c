@@ -184,6 +184,22 @@ static int check_events(pp_collector *c, char *why, size_t len)
     return 0;
 }
 
+/* The ring buffer's size: PP_BPF_RING_BYTES, or PERFPY_SAMPLE_RING_BYTES
+ * (a power of two of at least a page) for the tests that make it overflow,
+ * so that the count of samples lost is checked against real losses. */
+static int open_and_load(pp_collector *c)
+{
+    const char *env = getenv("PERFPY_SAMPLE_RING_BYTES");
+    unsigned long bytes = env ? strtoul(env, NULL, 10) : 0;
+
+    if (!(c->skel = pp_sample_bpf__open()))
+        return -errno ? -errno : -EPERM;
+    if (bytes >= 4096 && !(bytes & (bytes - 1)) && bytes <= PP_BPF_RING_BYTES &&
+        bpf_map__set_max_entries(c->skel->maps.events, (__u32)bytes) != 0)
+        return -EINVAL;
+    return pp_sample_bpf__load(c->skel) != 0 ? (-errno ? -errno : -EPERM) : 0;
+}
+
 int pp_collect_open(pp_collector **out, int freq, char *why, size_t len)
 {
     pp_collector *c = calloc(1, sizeof(*c));
@@ -199,10 +215,9 @@ int pp_collect_open(pp_collector **out, int freq, char *why, size_t len)
         pp_collect_close(c);
         return -ENOMEM;
     }
-    if (!(c->skel = pp_sample_bpf__open_and_load())) {
-        rc = -errno;
+    if ((rc = open_and_load(c)) != 0) {
         pp_collect_close(c);
-        return fail(why, len, rc ? rc : -EPERM, "loading the BPF program");
+        return fail(why, len, rc, "loading the BPF program");
     }
     if (!(c->ring = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record, c, NULL))) {
         rc = -errno;

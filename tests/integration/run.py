@@ -1,7 +1,10 @@
 """Runs perfpy's integration tests and ends with "N passed, N failed".
 
     python3 tests/integration/run.py [--build DIR] [-k PATTERN] [-j JOBS]
-                                     [--sanitizer address|undefined]
+                                     [--sanitizer address|undefined] [--tests DIR]
+
+--tests runs the test_*.py of another directory (test_runners.py checks
+this runner's counting on modules of its own making).
 
 Test modules (tests/integration/test_*.py) run in parallel worker processes
 (-j, default: the number of CPUs); tests inside one module run in order.
@@ -21,8 +24,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def run_module(args):
-    name, pattern = args
+    name, pattern, where = args
     sys.path.insert(0, HERE)
+    if where != HERE:
+        sys.path.insert(0, where)
     loader = unittest.TestLoader()
     if pattern:
         loader.testNamePatterns = ["*%s*" % pattern]
@@ -87,11 +92,13 @@ def main():
     ap.add_argument("-k", dest="pattern", default=None)
     ap.add_argument("-j", dest="jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--sanitizer", default="")
+    ap.add_argument("--tests", default=HERE)
     a = ap.parse_args()
+    a.tests = os.path.abspath(a.tests)
     os.environ["PERFPY_TEST_BUILD"] = a.build
     if a.sanitizer:
         os.environ["PERFPY_TEST_SANITIZER"] = a.sanitizer
-    modules = sorted(f[:-3] for f in os.listdir(HERE)
+    modules = sorted(f[:-3] for f in os.listdir(a.tests)
                      if f.startswith("test_") and f.endswith(".py"))
     # perf's build-id cache is ~/.debug unless perf's configuration says
     # otherwise, and the tests' own `perf record` (without -B) and `perf
@@ -122,7 +129,7 @@ def run_all(modules, a):
     passed = failed = skipped = 0
     with multiprocessing.Pool(max(1, a.jobs)) as pool:
         for name, p, f, s, text, secs in pool.imap_unordered(
-                run_module, [(m, a.pattern) for m in modules]):
+                run_module, [(m, a.pattern, a.tests) for m in modules]):
             sys.stdout.write(text)
             sys.stdout.write("      (%s: %d passed, %d failed, %d skipped, %.1fs)\n"
                              % (name, p, f, s, secs))
