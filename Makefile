@@ -34,12 +34,18 @@ LDLIBS := -lpthread -lz -lm
 
 ENGINE_SRCS := $(wildcard src/engine/*.c) $(PP_TEMPLATE)
 ENGINE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(ENGINE_SRCS))
-# Three layers, each its own library; dependencies point one way:
+# Four layers, each its own library; dependencies point one way:
 # cli (commands) -> report (perf.data -> profile) -> output (profile -> bytes)
+#   -> profile (the model both fill and read: frames, stacks, threads, samples)
+# (tests/integration/test_layers.py checks the includes)
 CLI_SRCS := $(filter-out src/cli/main.c src/cli/sample_main.c,$(wildcard src/cli/*.c))
 CLI_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(CLI_SRCS))
-REPORT_SRCS := $(wildcard src/report/*.c) $(wildcard src/output/*.c)
+REPORT_SRCS := $(wildcard src/report/*.c)
 REPORT_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(REPORT_SRCS))
+OUTPUT_SRCS := $(wildcard src/output/*.c)
+OUTPUT_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(OUTPUT_SRCS))
+PROFILE_SRCS := $(wildcard src/profile/*.c)
+PROFILE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(PROFILE_SRCS))
 EXT_SRCS := $(wildcard src/python/*.c)
 EXT_HDRS := $(wildcard src/python/*.h) src/sample/pyoffsets.h
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -47,7 +53,7 @@ UNIT_OBJS := $(patsubst tests/%,$(BUILD)/obj/tests/%.o,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(patsubst tests/fuzz/fuzz_%.c,$(BUILD)/fuzz-replay-%,$(FUZZ_SRCS))
 HDRS := $(wildcard include/perfpy/*.h src/engine/*.h src/cli/*.h src/report/*.h src/output/*.h \
-                   src/sample/*.h)
+                   src/profile/*.h src/sample/*.h)
 # Sample mode's native half (issue 15): plain C on every machine (maps and
 # kallsyms parsers, the splice) and, apart, the libdw unwinder: built only
 # on x86_64 where elfutils' header is found, so the rest builds without it.
@@ -82,6 +88,10 @@ BPF_LDLIBS := $(if $(PP_BPF),-lbpf)
 ENGINE_LIB := $(BUILD)/libperfpy_engine.a
 CLI_LIB := $(BUILD)/libperfpy_cli.a
 REPORT_LIB := $(BUILD)/libperfpy_report.a
+OUTPUT_LIB := $(BUILD)/libperfpy_output.a
+PROFILE_LIB := $(BUILD)/libperfpy_profile.a
+# what every program of the pipeline links, in link order
+PIPELINE_LIBS := $(REPORT_LIB) $(OUTPUT_LIB) $(PROFILE_LIB) $(ENGINE_LIB)
 CLI := $(BUILD)/perfpy
 LIBDIR := $(BUILD)/lib
 
@@ -109,6 +119,12 @@ $(CLI_LIB): $(CLI_OBJS)
 $(REPORT_LIB): $(REPORT_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
+$(OUTPUT_LIB): $(OUTPUT_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(PROFILE_LIB): $(PROFILE_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
 $(SAMPLE_LIB): $(SAMPLE_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
@@ -133,11 +149,11 @@ $(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/
                             $(BUILD)/obj/sample/pyread.c.o $(BUILD)/obj/sample/pycode.c.o
 	rm -f $@ && ar rcs $@ $^
 
-$(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(REPORT_LIB) $(ENGINE_LIB)
+$(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(PIPELINE_LIBS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/perfpy-sample: $(BUILD)/obj/cli/sample_main.c.o $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) \
-                        $(SAMPLE_LIB) $(REPORT_LIB) $(ENGINE_LIB)
+                        $(SAMPLE_LIB) $(PIPELINE_LIBS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BPF_LDLIBS) $(UNWIND_LDLIBS)
 
 # ---- the module, once per interpreter ------------------------------------
@@ -197,10 +213,10 @@ $(BUILD)/obj/tests/unit/test_unwind.c.o $(BUILD)/obj/tests/unit/test_pyread.c.o:
 
 $(BUILD)/obj/tests/unit/test_collect.c.o: ALL_CFLAGS += $(if $(PP_BPF),-DPP_BPF=1)
 
-$(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) $(SAMPLE_LIB) $(REPORT_LIB) $(ENGINE_LIB)
+$(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) $(SAMPLE_LIB) $(PIPELINE_LIBS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BPF_LDLIBS) $(UNWIND_LDLIBS)
 
-$(BUILD)/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(CLI_LIB) $(SAMPLE_LIB) $(REPORT_LIB) $(ENGINE_LIB)
+$(BUILD)/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(CLI_LIB) $(SAMPLE_LIB) $(PIPELINE_LIBS)
 	$(CC) $(ALL_CFLAGS) -Isrc -Isrc/engine $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 unit: $(BUILD)/unit-tests

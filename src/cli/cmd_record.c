@@ -576,7 +576,7 @@ static int report(plan *p)
         .perf = p->perf, .inline_frames = p->o.inline_frames,
         .progress = pp_progress_on_stderr(0),
         .no_inject = strcmp(p->mode, "perf") == 0,
-        .processes = p->o.processes, .show_perfpy = p->o.show_perfpy,
+        .processes = p->o.processes, .show_perfpy = p->o.show_perfpy, .threads = p->o.threads,
     };
     int rc = pp_report(&ro, &p->rr);
 

@@ -111,6 +111,9 @@ static int report_option(int c, void *opts, pp_usage *u)
     case 'Y':
         o->show_perfpy = 1;
         break;
+    case 'H':
+        o->threads = 1;
+        break;
     }
     return PP_PARSED_RUN;
 }
@@ -131,6 +134,7 @@ int pp_report_parse(int argc, char **argv, pp_report_cli *cli, pp_usage *u)
         {"inline", no_argument, NULL, 'I'},
         {"processes", required_argument, NULL, 'P'},
         {"show-perfpy", no_argument, NULL, 'Y'},
+        {"threads", no_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };

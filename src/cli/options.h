@@ -53,6 +53,7 @@ typedef struct pp_record_opts {
     int inline_frames;         /* --inline */
     int processes;             /* --processes: PP_PROCESSES_* */
     int show_perfpy;           /* --show-perfpy */
+    int threads;               /* --threads */
     char **argv;               /* the program, NULL with -p */
 } pp_record_opts;
 
@@ -108,7 +109,7 @@ void pp_getopt_reset(void);
 int pp_parse_long(const char *s, long lo, long hi, long *out);
 /* --processes WHEN: "auto", "split", "merge" -> PP_PROCESSES_* (fold.h), else -1. */
 /* The help of the folding options record and report share (--processes,
- * --show-perfpy), the option names padded to width columns. */
+ * --show-perfpy, --threads), the option names padded to width columns. */
 void pp_help_fold_options(FILE *out, int width);
 
 

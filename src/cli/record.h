@@ -10,7 +10,7 @@
 #include "options.h"
 #include "report/perf_probe.h"
 #include "report/max_stack.h"
-#include "report/profile.h"
+#include "profile/profile.h"
 
 #include <signal.h>
 #include <stdio.h>

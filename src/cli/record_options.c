@@ -109,7 +109,7 @@ void pp__record_help(FILE *out)
 /* ---- options ---------------------------------------------------------------- */
 
 enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLINE,
-       OPT_GRACE, OPT_PROCESSES, OPT_SHOW_PERFPY };
+       OPT_GRACE, OPT_PROCESSES, OPT_SHOW_PERFPY, OPT_THREADS };
 
 /* A number of seconds from 0 to max: 0, or -1. */
 static int parse_seconds(const char *s, double max, double *out)
@@ -181,6 +181,9 @@ static int record_option(int c, void *opts, pp_usage *u)
     case OPT_SHOW_PERFPY:
         o->show_perfpy = 1;
         break;
+    case OPT_THREADS:
+        o->threads = 1;
+        break;
     }
     return PP_PARSED_RUN;
 }
@@ -243,6 +246,7 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
         {"inline", no_argument, NULL, OPT_INLINE},
         {"processes", required_argument, NULL, OPT_PROCESSES},
         {"show-perfpy", no_argument, NULL, OPT_SHOW_PERFPY},
+        {"threads", no_argument, NULL, OPT_THREADS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };

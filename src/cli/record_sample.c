@@ -45,6 +45,7 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
                       size_t libdir_cap, const char *self, const char *output)
 {
     char helper[PATH_MAX + 16], module[PATH_MAX + 128], rate[32], dur[32], pid[32], procs[16];
+    char threads[16];
     char exe[PATH_MAX], said[1024], why[512];
     char **argv;
     int n = 0, k = 0;
@@ -79,9 +80,10 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
     snprintf(dur, sizeof(dur), "%g", o->duration);
     snprintf(pid, sizeof(pid), "%ld", o->pid);
     snprintf(procs, sizeof(procs), "%d", o->processes);
+    snprintf(threads, sizeof(threads), "%d", o->threads);
     while (o->argv && o->argv[n])
         n++;
-    if (!(argv = calloc((size_t)n + 11, sizeof(*argv))))
+    if (!(argv = calloc((size_t)n + 12, sizeof(*argv))))
         return pp_fail("out of memory");
     argv[k++] = helper;
     argv[k++] = (char *)o->format->name;
@@ -91,6 +93,7 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
     argv[k++] = o->no_native ? "1" : "0";
     argv[k++] = dur;
     argv[k++] = procs;
+    argv[k++] = threads;
     argv[k++] = o->pid ? "-p" : "--";
     if (o->pid)
         argv[k++] = pid;

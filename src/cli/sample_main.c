@@ -3,8 +3,8 @@
  * program of its own so that only it links libbpf and elfutils (the CLI
  * and the module build and run without them). cmd_record.c runs it as
  *
- *   perfpy-sample FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION PROCESSES -- PROGRAM [ARGS...]
- *   perfpy-sample FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION PROCESSES -p PID
+ *   perfpy-sample FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION PROCESSES THREADS -- PROGRAM [ARGS...]
+ *   perfpy-sample FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION PROCESSES THREADS -p PID
  *   perfpy-sample --check          (perfpy doctor: can it sample here?)
  *
  * It starts PROGRAM, or follows the running process PID (attached: until
@@ -15,7 +15,8 @@
  * read once, by the offsets of MODULE, the perfpy module of PROGRAM's
  * version), unwinds the native stack (unwind.c), names kernel frames
  * (kallsyms.c), splices them (splice.c) and folds the result (fold.c, a
- * root per process as PROCESSES says) into the profile that FORMAT's writer
+ * root per process as PROCESSES says, one per thread if THREADS is 1) into
+ * the profile that FORMAT's writer
  * writes to OUTPUT; then the summary, and PROGRAM's exit status as its own.
  * Frames carry their executing line (linetable.c: the code object's line
  * table at the frame's instruction).
@@ -79,6 +80,7 @@ typedef struct state {
     double t0, seconds;            /* when the recording began; how long it ran */
     int attached;                  /* -p: the process was running already */
     int stopped;                   /* attached: --duration or Ctrl-C ended it */
+    uint64_t period_ns;            /* each sample's: 1e9 / rate ns of its thread's CPU */
 } state;
 
 static proc *find_proc(state *st, pid_t pid)
@@ -140,7 +142,7 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
     ps.pid = (int32_t)s->pid;
     ps.tid = (int32_t)s->tid;
     ps.time_ns = s->time_ns;
-    ps.period = 1;
+    ps.period = st->period_ns;
     memcpy(ps.comm, s->comm, sizeof(ps.comm));
     ps.have_user = (s->flags & PP_BPF_USER) != 0;
     memcpy(ps.regs, s->regs, sizeof(ps.regs));
@@ -424,12 +426,14 @@ static int open_all(state *st, pp_profile *prof, const pp_fold_opts *fo, long ra
                 "trampoline modes work without them: --mode perf or --mode jit\n", why);
         return PP_EXIT_FAIL;
     }
+    st->period_ns = rate > 0 ? (uint64_t)(1e9 / (double)rate + 0.5) : 1;
     if (pp_profile_init(prof) != 0 || pp_fold_open(&st->fold, prof, fo) != 0 ||
         pp_unwind_open(&st->u) != 0 || pp_splice_open(&st->sp, NULL) != 0 ||
         pp_pycode_open(&st->codes) != 0) {
         fprintf(stderr, "perfpy: out of memory\n");
         return PP_EXIT_FAIL;
     }
+    prof->period_ns = st->period_ns;
     st->have_ks = pp_kallsyms_load(&st->ks) == 0;
     if (st->have_ks && !pp_kallsyms_usable(&st->ks)) {
         pp_kallsyms_free(&st->ks);      /* addresses hidden: it names nothing */
@@ -465,7 +469,7 @@ int main(int argc, char **argv)
 
     if (argc == 2 && strcmp(argv[1], "--check") == 0)
         return check();
-    if (argc < 10 || (strcmp(argv[8], "--") != 0 && strcmp(argv[8], "-p") != 0)) {
+    if (argc < 11 || (strcmp(argv[9], "--") != 0 && strcmp(argv[9], "-p") != 0)) {
         fprintf(stderr, "perfpy-sample is run by `perfpy record --mode sample`\n");
         return PP_EXIT_USAGE;
     }
@@ -473,6 +477,7 @@ int main(int argc, char **argv)
     rate = strtol(argv[3], NULL, 10);
     fo.no_native = strcmp(argv[5], "1") == 0;
     fo.processes = (int)strtol(argv[7], NULL, 10);
+    fo.threads = strcmp(argv[8], "1") == 0;
     if (pp_pyoffsets_read(argv[4], &st.off) != 0) {
         fprintf(stderr, "perfpy: %s holds no structure offsets perfpy can use: rebuild "
                 "perfpy (make)\n", argv[4]);
@@ -481,10 +486,10 @@ int main(int argc, char **argv)
     if ((rc = open_all(&st, &prof, &fo, rate)) != 0)
         return rc;
     st.t0 = now_s();
-    if (strcmp(argv[8], "-p") == 0)
-        rc = attach(&st, (pid_t)strtol(argv[9], NULL, 10), rate, strtod(argv[6], NULL));
+    if (strcmp(argv[9], "-p") == 0)
+        rc = attach(&st, (pid_t)strtol(argv[10], NULL, 10), rate, strtod(argv[6], NULL));
     else
-        rc = run_program(&st, argv + 9, &status);
+        rc = run_program(&st, argv + 10, &status);
     st.seconds = now_s() - st.t0;
     if (rc == 0) {
         while (take(&st, 0) > 0)

@@ -1,7 +1,7 @@
 /*
  * Collapsed stacks, the input of flamegraph.pl, inferno and speedscope's
  * importer: one line per distinct stack, root first, frames joined by ';',
- * a space and the sample count:
+ * a space and the stack's number (samples; for wall time, periods):
  *
  *     <module> (/app/x.py:1);main (/app/x.py:5);foo (/app/x.py:1) 812
  *
@@ -30,15 +30,16 @@ int pp_write_collapsed(const pp_profile *p, FILE *out, const pp_write_opts *o)
     for (uint32_t i = 0; i < p->nstacks && !ferror(out); i++) {
         const pp_stack *s = &p->stacks[order[i]];
         const uint32_t *ids = pp_stack_ids(p, s);
+        uint64_t v = pp_stack_value(p, s);
 
-        if (!s->count)
+        if (!v)
             continue;
         for (uint32_t d = 0; d < s->depth; d++) {
             if (d)
                 fputc(';', out);
             put_label(out, p->frames[ids[d]].label);
         }
-        fprintf(out, " %llu\n", (unsigned long long)s->count);
+        fprintf(out, " %llu\n", (unsigned long long)v);
     }
     free(order);
     return pp__stream_status(out);

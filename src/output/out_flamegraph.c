@@ -24,7 +24,7 @@
  * orange-brown, markers ([truncated], [unknown]) grey; the shade comes from
  * a hash of the name, so a function keeps its colour across profiles.
  */
-#include "report/htab.h"
+#include "profile/htab.h"
 #include "output.h"
 
 #include <errno.h>

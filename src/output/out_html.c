@@ -108,7 +108,7 @@ int pp_write_html(const pp_profile *p, FILE *out, const pp_write_opts *o)
           "<th class=\"num\" data-k=\"total\" data-t=\"Total\">Total</th>"
           "</tr></thead><tbody></tbody></table>\n"
           "<script type=\"application/json\" id=\"ppdata\">", out);
-    fprintf(out, "{\"total\":%llu,\"rows\":[", (unsigned long long)p->samples);
+    fprintf(out, "{\"total\":%llu,\"rows\":[", (unsigned long long)pp_profile_value_total(p));
     for (uint32_t i = 0, k = 0; i < p->nframes; i++) {
         const pp_frame *f = &p->frames[i];
         if (!st[i].total)

@@ -14,12 +14,13 @@
  *   Function     1 id  2 name  3 system_name  4 filename  5 start_line
  *
  * One function and one location per profile frame (id = frame index + 1).
- * Values: [samples/count, cpu/nanoseconds] (the sum of perf's periods,
- * which are nanoseconds for cpu-clock). A Python function's name is its
+ * Values: [samples/count, cpu/nanoseconds] (the sum of the samples'
+ * weights: perf's periods, nanoseconds for cpu-clock), or
+ * [samples/count, wall/nanoseconds] for a wall-clock profile. A Python function's name is its
  * qualname, its system_name the "py::" name perf saw, its filename and
  * start_line the file and def line; native frames use the DSO as filename.
  */
-#include "report/htab.h"
+#include "profile/htab.h"
 #include "output.h"
 
 #include <errno.h>
@@ -145,13 +146,14 @@ int pp_pprof_encode(const pp_profile *p, uint8_t **out, size_t *out_len)
     buf b = {0}, m = {0}, sub = {0}, packed = {0};
     strtab t = {0};
     char sysname[4096];
+    const char *kind = p->value == PP_VALUE_WALL ? "wall" : "cpu";
     int rc;
 
     if (pp__htab_init(&t.index, 1024) < 0)
         return -ENOMEM;
     str_id(&t, "");
     value_type(&b, 1, &m, &t, "samples", "count");
-    value_type(&b, 1, &m, &t, "cpu", "nanoseconds");
+    value_type(&b, 1, &m, &t, kind, "nanoseconds");
     for (uint32_t si = 0; si < p->nstacks; si++) {
         const pp_stack *s = &p->stacks[si];
         const uint32_t *ids = pp_stack_ids(p, s);
@@ -194,9 +196,9 @@ int pp_pprof_encode(const pp_profile *p, uint8_t **out, size_t *out_len)
     }
     if (p->time_last_ns > p->time_first_ns)
         field_u64(&b, 10, p->time_last_ns - p->time_first_ns);
-    value_type(&b, 11, &m, &t, "cpu", "nanoseconds");
-    field_u64(&b, 12, p->samples ? p->period / p->samples : 0);
-    field_u64(&b, 14, str_id(&t, "cpu"));
+    value_type(&b, 11, &m, &t, kind, "nanoseconds");
+    field_u64(&b, 12, p->period_ns ? p->period_ns : p->samples ? p->period / p->samples : 0);
+    field_u64(&b, 14, str_id(&t, kind));
     /* string_table (field 6) last: every index is known by now */
     put(&b, t.out.d, t.out.len);
     rc = b.err ? b.err : m.err ? m.err : sub.err ? sub.err : packed.err ? packed.err

@@ -42,7 +42,7 @@ int pp_write_speedscope(const pp_profile *p, FILE *out, const pp_write_opts *o)
     fputs("]},\n\"profiles\":[{\"type\":\"sampled\",\"name\":\"", out);
     pp__json_text(out, pp__title(p, o));
     fprintf(out, "\",\"unit\":\"none\",\"startValue\":0,\"endValue\":%llu,\n\"samples\":[\n",
-            (unsigned long long)p->samples);
+            (unsigned long long)pp_profile_value_total(p));
     for (uint32_t i = 0; i < p->nstacks; i++) {
         const pp_stack *s = &p->stacks[order[i]];
         const uint32_t *ids = pp_stack_ids(p, s);
@@ -53,7 +53,8 @@ int pp_write_speedscope(const pp_profile *p, FILE *out, const pp_write_opts *o)
     }
     fputs("],\n\"weights\":[", out);
     for (uint32_t i = 0; i < p->nstacks; i++)
-        fprintf(out, i ? ",%llu" : "%llu", (unsigned long long)p->stacks[order[i]].count);
+        fprintf(out, i ? ",%llu" : "%llu",
+                (unsigned long long)pp_stack_value(p, &p->stacks[order[i]]));
     fputs("]}]}\n", out);
     free(order);
     return pp__stream_status(out);

@@ -21,7 +21,7 @@
 #define PERFPY_OUTPUT_H
 
 #include "perfpy/error.h"
-#include "report/profile.h"
+#include "profile/profile.h"
 
 #include <stdio.h>
 

@@ -70,7 +70,11 @@
  *  8. --no-native drops every frame that is not Python; a stack left with
  *     none reads "[native]".
  *  9. Every stack starts with its process's root, "python3 (pid 4609)",
- *     when the recording has more than one process (pp_fold_opts.processes).
+ *     when the recording has more than one process (pp_fold_opts.processes),
+ *     then, when asked (pp_fold_opts.threads), its thread's root,
+ *     "worker-1 (tid 4612)".
+ * Each sample is logged in the profile with its thread, time and weight
+ * (its period, or pp_script_sample.weight_ns when set).
  */
 #include "fold_int.h"
 
@@ -392,13 +396,17 @@ int pp_fold_sample(void *folder, const pp_script_sample *s)
     size_t nids = 0, from = 0;
     long n, lo, hi;
     int truncated, entry, any;
-    int64_t id, root;
+    int64_t id, root, thread, thread_root;
 
     note_sample(f, s);
     if (reserve_scratch(f, s->nframes) < 0 || !(proc = pp__fold_proc_of(f, s, &root)))
         return -ENOMEM;
+    if ((thread = pp__fold_thread_of(f, s, &thread_root)) < 0)
+        return (int)thread;
     if (root >= 0)
         f->ids[nids++] = (uint32_t)root;                    /* rule 9 */
+    if (thread_root >= 0)
+        f->ids[nids++] = (uint32_t)thread_root;
     if ((n = classify(f, s, &lo, &hi)) < 0)
         return (int)n;
     n = (long)cut_past_entry(f, (size_t)n, &entry);         /* rule 2 */
@@ -426,7 +434,9 @@ int pp_fold_sample(void *folder, const pp_script_sample *s)
             return (int)id;
         f->ids[nids++] = (uint32_t)id;
     }
-    return pp_profile_add(f->p, f->ids, nids, 1, s->period);
+    id = pp_profile_sample(f->p, f->ids, nids, (uint32_t)thread, s->time_ns,
+                           s->weight_ns ? s->weight_ns : s->period);
+    return id < 0 ? (int)id : 0;
 }
 
 int pp_fold_close(pp_folder *f)
@@ -441,9 +451,12 @@ int pp_fold_close(pp_folder *f)
             best = i;
     if (f->ncomms)
         snprintf(f->p->program, sizeof(f->p->program), "%s", f->comms[best].name);
+    if (!f->p->period_ns && f->p->samples && pp_profile_time_weights(f->p))
+        f->p->period_ns = f->p->period / f->p->samples;     /* perf's mean period */
     rc = pp__fold_proc_finish(f);
     pp__fold_python_free(f);
     free(f->procs);
+    free(f->thread_roots);
     free(f->raws);
     free(f->raw_of_key);
     pp__htab_free(&f->raw_index);

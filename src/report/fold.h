@@ -8,7 +8,7 @@
 
 #include "perf_data.h"
 #include "perf_script.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 typedef struct pp_fold_opts {
     int no_native;           /* drop every native and kernel frame */
@@ -17,6 +17,8 @@ typedef struct pp_fold_opts {
                                        (frames in jitted-<pid>-<n>.so); NULL: none */
     int processes;           /* PP_PROCESSES_*: a root per process or not */
     int show_perfpy;         /* keep perfpy's own frames (engine, startup hook) */
+    int threads;             /* a root per thread, "worker-1 (tid 4612)", under
+                                its process's root when there is one */
 } pp_fold_opts;
 
 enum {
@@ -31,10 +33,10 @@ int pp_fold_open(pp_folder **out, pp_profile *p, const pp_fold_opts *opts);
 /* Folds one sample into the profile. 0 or -ENOMEM. Has the signature of a
  * pp_script_sample_fn (ctx = the folder). */
 int pp_fold_sample(void *folder, const pp_script_sample *s);
-/* Ends the folding: the process roots named or taken away (fold_proc.c),
- * the profile's program name (most common comm) and processes set; frees
- * the folder (NULL is fine). 0, or -ENOMEM (the profile is then whole but
- * may keep its unnamed process roots). */
+/* Ends the folding: the process and thread roots named or taken away
+ * (fold_proc.c), the profile's program name (most common comm) and
+ * processes set; frees the folder (NULL is fine). 0, or -ENOMEM (the
+ * profile is then whole but may keep its unnamed roots). */
 int pp_fold_close(pp_folder *f);
 
 /* Loads a sidecar for pid from a file (tests; the folder loads

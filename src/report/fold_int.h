@@ -6,15 +6,16 @@
  *   fold_python.c  Python frames: "qualname (file:line)", the def line from
  *                  a .lines sidecar or a jitdump's code load, paths
  *                  normalised, perfpy's own startup frames recognised
- *   fold_proc.c    processes: one root per process, the per-process counts,
- *                  the merge when there is only one (or when asked)
+ *   fold_proc.c    processes and threads: one root per process (and per
+ *                  thread when asked), the per-process counts, the merge
+ *                  when there is only one process (or when asked)
  *   fold.c         the walk over one sample (the rules at its top)
  */
 #ifndef PERFPY_FOLD_INT_H
 #define PERFPY_FOLD_INT_H
 
 #include "fold.h"
-#include "htab.h"
+#include "profile/htab.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -102,6 +103,8 @@ struct pp_folder {
     pp__fold_proc *procs;
     size_t nprocs, procs_cap;
     size_t last_proc;            /* the process of the previous sample */
+    int64_t *thread_roots;       /* by profile thread: its placeholder root (-1: none) */
+    size_t nthread_roots, thread_roots_cap;
 };
 
 /* fold_rules.c */
@@ -127,8 +130,12 @@ void pp__fold_python_free(pp_folder *f);
 /* The process of sample s, counted; its root frame id in *root (-1: none,
  * when processes are merged). NULL when out of memory. */
 pp__fold_proc *pp__fold_proc_of(pp_folder *f, const pp_script_sample *s, int64_t *root);
-/* At the end: names the roots, or takes them away (one process, or merge);
- * hands the per-process counts to the profile. 0 or -ENOMEM. */
+/* The profile thread of sample s (>= 0, or a negative errno); its root
+ * frame id in *root (-1: none, without pp_fold_opts.threads). */
+int64_t pp__fold_thread_of(pp_folder *f, const pp_script_sample *s, int64_t *root);
+/* At the end: names the roots, or takes the process roots away (one
+ * process, or merge); hands the per-process counts to the profile. 0 or
+ * -ENOMEM. */
 int pp__fold_proc_finish(pp_folder *f);
 
 #endif

@@ -1,25 +1,39 @@
 /*
- * Processes told apart. A recording of `python3 app.py` often holds more
- * than one process: multiprocessing workers, a `subprocess` child, gzip, the
- * shell of a pyenv shim. Folded together, a worker's `<module> (<string>:1)`
- * merges with the parent's stacks and a non-Python child's stacks read as
- * anonymous "[truncated];[unknown];..." in the middle of the program's. So
- * every sample's stack starts with a root that names its process:
+ * Processes and threads told apart. A recording of `python3 app.py` often
+ * holds more than one process: multiprocessing workers, a `subprocess`
+ * child, gzip, the shell of a pyenv shim. Folded together, a worker's
+ * `<module> (<string>:1)` merges with the parent's stacks and a non-Python
+ * child's stacks read as anonymous "[truncated];[unknown];..." in the
+ * middle of the program's. So every sample's stack starts with a root that
+ * names its process, and, when asked (--threads), then one that names its
+ * thread:
  *
- *   python3 (pid 4609);<module> (app.py:1);main (app.py:9);...
- *   python3 (pid 4613);<module> (<string>:1);...;worker (app.py:3);...
- *   gzip (pid 4620);[truncated];[gzip];...
+ *   python3 (pid 4609);MainThread (tid 4609);<module> (app.py:1);main (app.py:9);...
+ *   python3 (pid 4609);worker-1 (tid 4612);run (threading.py:990);...
+ *   python3 (pid 4613);MainThread (tid 4613);<module> (<string>:1);...
+ *   gzip (pid 4620);gzip (tid 4620);[truncated];[gzip];...
  *
- * While folding the root is a placeholder per process (its name is known
- * only at the end: the main thread's last comm, after its exec); at the end
- * the profile is rebuilt once, with the named roots, or without any when the
- * recording has a single process (pp_fold_opts.processes AUTO: a one-process
- * profile reads as before) or merging was asked for (MERGE: no root is ever
- * made). The per-process counts (samples, truncated, with a Python frame)
- * go to the profile for the summary either way.
+ * While folding the roots are placeholders (names are known only at the
+ * end: a process's main thread's last comm, after its exec; a thread's last
+ * comm, or the name a reader of the program gave it), and at the end the
+ * profile is rebuilt once, with the named roots, or without the process
+ * roots when the recording has a single process (pp_fold_opts.processes
+ * AUTO: a one-process profile reads as before) or merging was asked for
+ * (MERGE: no process root is ever made). The sample log follows the
+ * rebuild (pp_profile_take_samples). The per-process counts (samples,
+ * truncated, with a Python frame) go to the profile for the summary either
+ * way.
+ *
+ * A thread is named as `threading` named it where the system knows it:
+ * CPython 3.14+ gives every thread but the main one its Thread.name as OS
+ * name (15 bytes of it), which is the comm perf and sample mode report;
+ * the main thread of a process with Python frames is "MainThread" (its OS
+ * name stays the program's). On 3.8-3.13 the other threads carry the
+ * process's comm, unless a reader of the program names them
+ * (pp_profile_thread_name).
  *
  * A process is its real pid: the earlier images of a process that execs,
- * which perf_data.c moves to pid + k * 2^22, belong to it.
+ * which perf_data.c moves to pid + k * 2^22 (its tids with it), belong to it.
  */
 #include "fold_int.h"
 
@@ -74,9 +88,14 @@ static pp__fold_proc *add_proc(pp_folder *f, int pid, const pp_script_sample *s)
     return p;
 }
 
+static int32_t real_id(int32_t id)
+{
+    return id < 0 ? -1 : (int32_t)((uint32_t)id & REAL_PID_MASK);
+}
+
 pp__fold_proc *pp__fold_proc_of(pp_folder *f, const pp_script_sample *s, int64_t *root)
 {
-    int pid = s->pid < 0 ? -1 : (int)((uint32_t)s->pid & REAL_PID_MASK);
+    int pid = real_id(s->pid);
     pp__fold_proc *p = find_proc(f, pid);
 
     if (!p && !(p = add_proc(f, pid, s)))
@@ -86,6 +105,36 @@ pp__fold_proc *pp__fold_proc_of(pp_folder *f, const pp_script_sample *s, int64_t
     p->samples++;
     *root = p->root;
     return p;
+}
+
+int64_t pp__fold_thread_of(pp_folder *f, const pp_script_sample *s, int64_t *root)
+{
+    int64_t t = pp_profile_thread(f->p, real_id(s->pid), real_id(s->tid), s->comm,
+                                  s->comm_len);
+    size_t old = f->nthread_roots;
+    char name[32];
+    int n;
+
+    *root = -1;
+    if (t < 0 || !f->o.threads)
+        return t;
+    if ((size_t)t >= old) {
+        if (pp__grow((void **)&f->thread_roots, &f->thread_roots_cap, (size_t)t + 1,
+                     sizeof(*f->thread_roots)) < 0)
+            return -ENOMEM;
+        for (size_t i = old; i <= (size_t)t; i++)
+            f->thread_roots[i] = -1;
+        f->nthread_roots = (size_t)t + 1;
+    }
+    if (f->thread_roots[t] < 0) {
+        /* a placeholder, unique per thread; named in pp__fold_proc_finish */
+        n = snprintf(name, sizeof(name), "\002thread %lld", (long long)t);
+        f->thread_roots[t] = pp_profile_frame(f->p, PP_FRAME_MARKER, name, (size_t)n, NULL, 0, 0);
+        if (f->thread_roots[t] < 0)
+            return f->thread_roots[t];
+    }
+    *root = f->thread_roots[t];
+    return t;
 }
 
 /* "python3 (pid 4609)": the process root's label. */
@@ -98,6 +147,20 @@ static int64_t root_frame(pp_profile *nw, const pp__fold_proc *p)
 
     return pp_profile_frame(nw, PP_FRAME_MARKER, label, (size_t)n, NULL, 0, 0);
 }
+
+/* "worker-1 (tid 4612)": a thread root's label. */
+static int64_t thread_frame(pp_profile *nw, const pp_thread *t)
+{
+    char label[320];
+    const char *name = t->name[0] ? t->name : "[unknown]";
+    int n = t->tid < 0 ? snprintf(label, sizeof(label), "%s", name)
+                       : snprintf(label, sizeof(label), "%s (tid %d)", name, t->tid);
+
+    return pp_profile_frame(nw, PP_FRAME_MARKER, label, (size_t)n, NULL, 0, 0);
+}
+
+/* A placeholder root that the rebuilt profile leaves out. */
+#define DROP (PP_NONE - 1)
 
 /* The frame old id of the old profile in nw, interned on first use. */
 static int64_t copy_frame(pp_profile *nw, const pp_profile *old, uint32_t *map, uint32_t id)
@@ -114,54 +177,84 @@ static int64_t copy_frame(pp_profile *nw, const pp_profile *old, uint32_t *map, 
     return n;
 }
 
-static int copy_stacks(pp_profile *nw, const pp_profile *old, uint32_t *map, int roots)
+/* Each old stack again in nw, its frames through map (DROP: left out);
+ * stack_map[old stack] = its new index. */
+static int copy_stacks(pp_profile *nw, const pp_profile *old, uint32_t *map,
+                       uint32_t *stack_map)
 {
     uint32_t *buf = malloc(((size_t)old->nids + 1) * sizeof(*buf));
-    int rc = 0;
+    int64_t rc = 0;
 
     if (!buf)
         return -ENOMEM;
-    for (uint32_t si = 0; si < old->nstacks && rc == 0; si++) {
+    for (uint32_t si = 0; si < old->nstacks && rc >= 0; si++) {
         const pp_stack *s = &old->stacks[si];
         const uint32_t *ids = pp_stack_ids(old, s);
         size_t n = 0;
-        for (uint32_t d = roots ? 0 : 1; d < s->depth && rc == 0; d++) {
-            int64_t id = copy_frame(nw, old, map, ids[d]);
-            if (id < 0)
-                rc = (int)id;
-            else
-                buf[n++] = (uint32_t)id;
+        for (uint32_t d = 0; d < s->depth && rc >= 0; d++) {
+            if (map[ids[d]] == DROP)
+                continue;
+            if ((rc = copy_frame(nw, old, map, ids[d])) >= 0)
+                buf[n++] = (uint32_t)rc;
         }
-        if (rc == 0)
-            rc = pp_profile_add(nw, buf, n, s->count, s->period);
+        if (rc >= 0 && (rc = pp_profile_add(nw, buf, n, s->count, s->period)) >= 0)
+            stack_map[si] = (uint32_t)rc;
     }
     free(buf);
-    return rc;
+    return rc < 0 ? (int)rc : 0;
 }
 
-/* The profile again, each stack's placeholder root named (roots) or left
- * out; the totals the folder and the pipeline set carried over. */
-static int rebuild(pp_folder *f, int roots)
+/* The roots' frames in nw, first: the processes' (named when proc_roots,
+ * else left out), then the threads'. */
+static int name_roots(pp_folder *f, pp_profile *nw, uint32_t *map, int proc_roots)
+{
+    const pp_profile *old = f->p;
+    int64_t id;
+
+    for (size_t i = 0; i < f->nprocs; i++) {
+        if (f->procs[i].root < 0)
+            continue;
+        if (!proc_roots) {
+            map[f->procs[i].root] = DROP;
+        } else if ((id = root_frame(nw, &f->procs[i])) < 0) {
+            return (int)id;
+        } else {
+            map[f->procs[i].root] = (uint32_t)id;
+        }
+    }
+    for (size_t i = 0; i < f->nthread_roots; i++) {
+        if (f->thread_roots[i] < 0)
+            continue;
+        if ((id = thread_frame(nw, &old->threads[i])) < 0)
+            return (int)id;
+        map[f->thread_roots[i]] = (uint32_t)id;
+    }
+    return 0;
+}
+
+/* The profile again, each stack's placeholder roots named (proc_roots for
+ * the processes') or left out, its sample log remapped; the totals the
+ * folder and the pipeline set carried over. */
+static int rebuild(pp_folder *f, int proc_roots)
 {
     pp_profile *old = f->p, nw;
     uint32_t *map = malloc(((size_t)old->nframes + 1) * sizeof(*map));
-    int rc = map ? pp_profile_init(&nw) : -ENOMEM;
+    uint32_t *stack_map = malloc(((size_t)old->nstacks + 1) * sizeof(*stack_map));
+    int rc = map && stack_map ? pp_profile_init(&nw) : -ENOMEM;
 
     if (rc < 0) {
         free(map);
+        free(stack_map);
         return rc;
     }
     memset(map, 0xff, ((size_t)old->nframes + 1) * sizeof(*map));
-    for (size_t i = 0; roots && i < f->nprocs && rc == 0; i++) {
-        int64_t id = root_frame(&nw, &f->procs[i]);
-        if (id < 0)
-            rc = (int)id;
-        else if (f->procs[i].root >= 0)
-            map[f->procs[i].root] = (uint32_t)id;
-    }
+    rc = name_roots(f, &nw, map, proc_roots);
     if (rc == 0)
-        rc = copy_stacks(&nw, old, map, roots);
+        rc = copy_stacks(&nw, old, map, stack_map);
+    if (rc == 0)
+        rc = pp_profile_take_samples(&nw, old, stack_map);
     free(map);
+    free(stack_map);
     if (rc < 0) {
         pp_profile_free(&nw);
         return rc;
@@ -171,10 +264,29 @@ static int rebuild(pp_folder *f, int roots)
     nw.bad_lines = old->bad_lines;
     nw.time_first_ns = old->time_first_ns;
     nw.time_last_ns = old->time_last_ns;
+    nw.value = old->value;
+    nw.period_ns = old->period_ns;
     memcpy(nw.program, old->program, sizeof(nw.program));
     memcpy(nw.event, old->event, sizeof(nw.event));
     pp_profile_free(old);
     *old = nw;
+    return 0;
+}
+
+/* A Python process's main thread is threading's "MainThread" (see the top). */
+static int name_main_threads(pp_folder *f)
+{
+    pp_profile *p = f->p;
+
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        pp_thread *t = &p->threads[i];
+        pp__fold_proc *proc;
+        if (t->name_set || t->tid != t->pid || t->pid < 0)
+            continue;
+        proc = find_proc(f, t->pid);
+        if (proc && proc->python && pp_profile_thread_name(p, i, "MainThread", 10) < 0)
+            return -ENOMEM;
+    }
     return 0;
 }
 
@@ -190,10 +302,11 @@ static int by_samples(const void *a, const void *b)
 int pp__fold_proc_finish(pp_folder *f)
 {
     pp_profile *p = f->p;
-    int rc = 0;
+    int rc = name_main_threads(f);
 
-    if (f->o.processes != PP_PROCESSES_MERGE && f->nprocs)
-        rc = rebuild(f, f->o.processes == PP_PROCESSES_SPLIT || f->nprocs > 1);
+    if (rc == 0 && ((f->o.processes != PP_PROCESSES_MERGE && f->nprocs) || f->nthread_roots))
+        rc = rebuild(f, f->o.processes == PP_PROCESSES_SPLIT ||
+                        (f->o.processes == PP_PROCESSES_AUTO && f->nprocs > 1));
     if (rc < 0)
         return rc;
     free(p->procs);

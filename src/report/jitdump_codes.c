@@ -8,7 +8,7 @@
  * def line again through its code_index here.
  */
 #include "perf_data.h"
-#include "htab.h"
+#include "profile/htab.h"
 #include "perfpy/jitdump_read.h"
 
 #include <errno.h>

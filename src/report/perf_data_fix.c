@@ -33,7 +33,7 @@
  */
 #include "perf_data.h"
 #include "perf_data_format.h"
-#include "htab.h"
+#include "profile/htab.h"
 
 #include <errno.h>
 #include <fcntl.h>

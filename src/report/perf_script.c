@@ -33,7 +33,7 @@
  */
 #include "perf_script.h"
 #include "hex.h"
-#include "htab.h"
+#include "profile/htab.h"
 
 #include <errno.h>
 #include <stdlib.h>

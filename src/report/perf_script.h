@@ -50,6 +50,9 @@ typedef struct pp_script_sample {
     int32_t pid, tid;      /* -1 when absent */
     uint64_t time_ns;      /* 0 when absent */
     uint64_t period;       /* 1 when absent */
+    uint64_t weight_ns;    /* what the sample weighs in the profile: 0 means
+                              its period (a CPU sample); a wall-clock wait
+                              sets the time it stands for */
     const char *event;     /* without the trailing ':' */
     size_t event_len;
     const pp_script_frame *frames;   /* leaf first, as perf prints them */

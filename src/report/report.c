@@ -248,7 +248,8 @@ static int script(run *x)
 {
     pp_fold_opts fo = {.no_native = x->o->no_native, .lines_dir = x->lines_dir,
                        .jit = x->r->injected ? &x->r->info : NULL,
-                       .processes = x->o->processes, .show_perfpy = x->o->show_perfpy};
+                       .processes = x->o->processes, .show_perfpy = x->o->show_perfpy,
+                       .threads = x->o->threads};
     fold_ctx c = {.fo = &fo, .p = &x->r->profile, .progress = &x->o->progress};
     int rc;
 
@@ -302,7 +303,8 @@ static void finish(run *x, int rc)
 static int report_text(run *x)
 {
     pp_fold_opts fo = {.no_native = x->o->no_native, .lines_dir = x->lines_dir,
-                       .processes = x->o->processes, .show_perfpy = x->o->show_perfpy};
+                       .processes = x->o->processes, .show_perfpy = x->o->show_perfpy,
+                       .threads = x->o->threads};
     fold_ctx c = {.fo = &fo, .p = &x->r->profile, .progress = &x->o->progress};
     const char *in = x->o->input;
     int fd, rc;

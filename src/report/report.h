@@ -31,7 +31,7 @@
 #include "fold.h"
 #include "output/output.h"
 #include "perf_data.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "perfpy/error.h"
 
 #include <limits.h>
@@ -74,6 +74,7 @@ typedef struct pp_report_opts {
     int processes;               /* PP_PROCESSES_AUTO (0): a root per process when
                                     there are two or more; _SPLIT, _MERGE (fold.h) */
     int show_perfpy;             /* keep perfpy's own frames (engine, startup hook) */
+    int threads;                 /* a root per thread (--threads) */
 } pp_report_opts;
 
 #define PP_REPORT_OPTS_INIT {.input = NULL}

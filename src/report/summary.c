@@ -70,6 +70,7 @@ static int funcs_make(const pp_profile *p, int by_line, funcs *f)
     for (uint32_t s = 0; s < p->nstacks; s++) {
         const pp_stack *st = &p->stacks[s];
         const uint32_t *ids = pp_stack_ids(p, st);
+        uint64_t v = pp_stack_value(p, st);
         uint32_t inner = PP_NONE;
         for (uint32_t k = 0; k < st->depth; k++) {
             uint32_t g = f->of[ids[k]];
@@ -78,11 +79,11 @@ static int funcs_make(const pp_profile *p, int by_line, funcs *f)
             inner = g;
             if (f->v[g].seen != s + 1) {
                 f->v[g].seen = s + 1;
-                f->v[g].total += st->count;
+                f->v[g].total += v;
             }
         }
         if (inner != PP_NONE)
-            f->v[inner].own += st->count;
+            f->v[inner].own += v;
     }
     return 0;
 }
@@ -107,7 +108,8 @@ static int cmp_func(const void *a, const void *b, void *ctx)
 static void print_top(FILE *out, const pp_profile *p, funcs *f, int by_own, int top,
                       int no_line)
 {
-    double all = p->samples ? (double)p->samples : 1.0;
+    uint64_t total = pp_profile_value_total(p);
+    double all = total ? (double)total : 1.0;
 
     qsort_r(f->v, f->n, sizeof(*f->v), cmp_func, &by_own);
     fprintf(out, "perfpy: top Python functions by %s time (own = innermost Python frame):\n"
@@ -225,7 +227,7 @@ static void count_unnamed(const pp_profile *p, const pp_stack *s, unnamed_file *
         }
         if (!counted[j]) {
             counted[j] = 1;
-            u[j].samples += s->count;
+            u[j].samples += pp_stack_value(p, s);
         }
     }
 }
@@ -238,7 +240,7 @@ static void print_unnamed(FILE *out, const pp_profile *p, int sample_mode)
     for (uint32_t i = 0; i < p->nstacks; i++)
         count_unnamed(p, &p->stacks[i], u, &nu);
     for (size_t i = 0; i < nu; i++) {
-        double pc = share(u[i].samples, p->samples);
+        double pc = share(u[i].samples, pp_profile_value_total(p));
         if (pc < UNNAMED_SHARE_SAID)
             continue;
         fprintf(out, "perfpy: %.1f%% of samples pass through code %s could not name in %s "

@@ -6,7 +6,7 @@
  * made pointers once it stops moving.
  */
 #include "splice.h"
-#include "report/htab.h"
+#include "profile/htab.h"
 
 #include <errno.h>
 #include <stdio.h>

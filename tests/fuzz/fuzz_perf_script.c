@@ -10,7 +10,7 @@
 #include "report/fold.h"
 #include "output/output.h"
 #include "report/perf_script.h"
-#include "report/profile.h"
+#include "profile/profile.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -61,8 +61,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static FILE *sink;
     const char *text = (const char *)data;
     pp_profile p;
-    /* the size picks the options: native or not, process roots, perfpy shown */
-    pp_fold_opts o = {size & 1, NULL, NULL, (int)(size / 2 % 3), (int)(size / 6 % 2)};
+    /* the size picks the options: native or not, process roots, perfpy
+     * shown, thread roots */
+    pp_fold_opts o = {.no_native = size & 1, .processes = (int)(size / 2 % 3),
+                      .show_perfpy = (int)(size / 6 % 2), .threads = (int)(size / 12 % 2)};
+    uint64_t logged = 0;
     ctx whole = {0}, fed = {0};
     pp_script_parser *parser;
     size_t cut = size ? (size_t)data[0] * size / 256 : 0;
@@ -76,6 +79,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pp_fold_close(whole.f);
     if (p.samples != whole.n)
         abort();
+    /* every sample is in the log, on its thread, against a stack there is */
+    for (uint32_t t = 0; t < p.nthreads; t++)
+        logged += p.threads[t].samples;
+    if (logged != p.samples || p.nlog < p.samples)
+        abort();
+    for (uint64_t i = 0; i < p.nlog; i++)
+        if (pp_profile_rec(&p, i)->stack >= p.nstacks ||
+            pp_rec_thread(pp_profile_rec(&p, i)) >= p.nthreads)
+            abort();
 
     /* the streamed parser, split anywhere, sees the same samples */
     if (pp_script_open(&parser, count, &fed) != 0)

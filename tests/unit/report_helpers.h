@@ -8,7 +8,7 @@
 #include "report/fold.h"
 #include "output/output.h"
 #include "report/perf_script.h"
-#include "report/profile.h"
+#include "profile/profile.h"
 
 #include <stdio.h>
 #include <stdlib.h>

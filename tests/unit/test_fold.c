@@ -44,7 +44,7 @@ TEST(fold_whole_stack_reads_as_python)
 TEST(fold_lines_sidecar_gives_def_lines)
 {
     char dir[512], path[600];
-    pp_fold_opts o = {0, NULL, NULL, 0, 0};
+    pp_fold_opts o = {.no_native = 0};
     FILE *f;
     char *out;
 
@@ -163,7 +163,7 @@ TEST(fold_native_below_and_between_python)
 
 TEST(fold_no_native_keeps_python_only)
 {
-    pp_fold_opts o = {1, NULL, NULL, 0, 0};
+    pp_fold_opts o = {.no_native = 1};
     char *out = fold_to_collapsed(whole, &o);
     ASSERT_EQ_STR(out, "<module> (/app/x.py);baz (/app/x.py);bar (/app/x.py);foo (/app/x.py) 1\n");
     free(out);
@@ -224,7 +224,7 @@ TEST(fold_real_captures_name_foo_with_its_line)
         char path[256], lines[256], dir[512];
         size_t len;
         char *text, *out, *lt, *pidp;
-        pp_fold_opts o = {0, NULL, NULL, 0, 0};
+        pp_fold_opts o = {.no_native = 0};
         FILE *f;
         int pid;
 
@@ -337,7 +337,7 @@ static char *fold_injected(const char *text)
     uint8_t buf[512];
     size_t len = tiny_jitdump(buf);
     pp_perf_data_info *info = calloc(1, sizeof(*info));
-    pp_fold_opts o = {0, NULL, info, 0, 0};
+    pp_fold_opts o = {.jit = info};
     FILE *f;
     char *out;
 

@@ -5,7 +5,7 @@
  * with a stack copy cut short must stop early and say so.
  */
 #include "report/fold.h"
-#include "report/profile.h"
+#include "profile/profile.h"
 #include "sample/kallsyms.h"
 #include "sample/maps.h"
 #include "sample/modsyms.h"

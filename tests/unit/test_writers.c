@@ -32,11 +32,12 @@ static void sample_profile(pp_profile *p)
     ASSERT_EQ_INT(F(p, PP_FRAME_PYTHON, "foo", "/a&b<c>.py", 3), foo);   /* interned */
     {
         uint32_t s1[] = {mod, foo, mc}, s2[] = {mod, foo}, s3[] = {mod, bar}, s4[] = {odd, k};
-        ASSERT_OK(pp_profile_add(p, s1, 3, 3, 3000));
-        ASSERT_OK(pp_profile_add(p, s2, 2, 1, 1000));
-        ASSERT_OK(pp_profile_add(p, s2, 2, 1, 1000));
-        ASSERT_OK(pp_profile_add(p, s3, 2, 1, 1000));
-        ASSERT_OK(pp_profile_add(p, s4, 2, 1, 1000));
+        /* the stack's index: interned, in order of first sight */
+        ASSERT_EQ_INT(pp_profile_add(p, s1, 3, 3, 3000), 0);
+        ASSERT_EQ_INT(pp_profile_add(p, s2, 2, 1, 1000), 1);
+        ASSERT_EQ_INT(pp_profile_add(p, s2, 2, 1, 1000), 1);
+        ASSERT_EQ_INT(pp_profile_add(p, s3, 2, 1, 1000), 2);
+        ASSERT_EQ_INT(pp_profile_add(p, s4, 2, 1, 1000), 3);
     }
     ASSERT_EQ_INT(pp_profile_add(p, (uint32_t[]){999}, 1, 1, 1), -EINVAL);
 }

@@ -1,8 +1,9 @@
 /*
  * The profile of profile.h: a string arena, interned frames, interned
- * stacks, and the two views writers share (per-function statistics and the
- * call tree). Interning is what keeps a long recording small: a million
- * samples of one loop are one stack with count 1000000.
+ * stacks and what a stack's number is. Interning is what keeps a long
+ * recording small: a million samples of one loop are one stack with count
+ * 1000000 (the sample log of samples.c adds 16 bytes for each of them; the
+ * views writers share are in views.c).
  */
 #include "profile.h"
 #include "htab.h"
@@ -57,9 +58,11 @@ int pp_profile_init(pp_profile *p)
     p->strings = calloc(1, sizeof(*p->strings));
     p->frame_index = calloc(1, sizeof(pp_htab));
     p->stack_index = calloc(1, sizeof(pp_htab));
-    if (!p->strings || !p->frame_index || !p->stack_index ||
+    p->thread_index = calloc(1, sizeof(pp_htab));
+    if (!p->strings || !p->frame_index || !p->stack_index || !p->thread_index ||
         pp__htab_init(p->frame_index, 1024) < 0 ||
-        pp__htab_init(p->stack_index, 1024) < 0) {
+        pp__htab_init(p->stack_index, 1024) < 0 ||
+        pp__htab_init(p->thread_index, 16) < 0) {
         pp_profile_free(p);
         return -ENOMEM;
     }
@@ -81,12 +84,19 @@ void pp_profile_free(pp_profile *p)
         pp__htab_free(p->frame_index);
     if (p->stack_index)
         pp__htab_free(p->stack_index);
+    if (p->thread_index)
+        pp__htab_free(p->thread_index);
     free(p->frame_index);
     free(p->stack_index);
+    free(p->thread_index);
     free(p->frames);
     free(p->stacks);
     free(p->ids);
     free(p->procs);
+    free(p->threads);
+    for (size_t i = 0; i < p->log_chunks; i++)
+        free(p->log[i]);
+    free(p->log);
     memset(p, 0, sizeof(*p));
 }
 
@@ -165,8 +175,8 @@ int64_t pp_profile_frame(pp_profile *p, pp_frame_kind kind, const char *name,
 
 /* ---- stacks ------------------------------------------------------------ */
 
-int pp_profile_add(pp_profile *p, const uint32_t *ids, size_t n,
-                   uint64_t count, uint64_t period)
+int64_t pp_profile_add(pp_profile *p, const uint32_t *ids, size_t n,
+                       uint64_t count, uint64_t period)
 {
     uint64_t h = pp__hash(ids, n * sizeof(*ids), 7);
     pp_htab_iter it;
@@ -207,143 +217,39 @@ found:
     s->period += period;
     p->samples += count;
     p->period += period;
-    return 0;
+    return s - p->stacks;
 }
 
-/* ---- views ------------------------------------------------------------- */
+/* ---- values ------------------------------------------------------------ */
 
-pp_func_stat *pp_profile_func_stats(const pp_profile *p)
+uint64_t pp_stack_value(const pp_profile *p, const pp_stack *s)
 {
-    pp_func_stat *st = calloc(p->nframes ? p->nframes : 1, sizeof(*st));
-    uint32_t *seen = calloc(p->nframes ? p->nframes : 1, sizeof(*seen));
-
-    if (!st || !seen) {
-        free(st);
-        free(seen);
-        return NULL;
-    }
-    for (uint32_t si = 0; si < p->nstacks; si++) {
-        const pp_stack *s = &p->stacks[si];
-        const uint32_t *ids = pp_stack_ids(p, s);
-        int own_done = 0;
-
-        if (!s->depth)
-            continue;
-        st[ids[s->depth - 1]].self += s->count;
-        for (uint32_t i = s->depth; i-- > 0;) {
-            uint32_t f = ids[i];
-            if (!own_done && p->frames[f].kind == PP_FRAME_PYTHON) {
-                st[f].own += s->count;
-                own_done = 1;
-            }
-            if (seen[f] != si + 1) {      /* once per stack under recursion */
-                seen[f] = si + 1;
-                st[f].total += s->count;
-            }
-        }
-    }
-    free(seen);
-    return st;
+    if (p->value != PP_VALUE_WALL || !p->period_ns)
+        return s->count;
+    return (s->period + p->period_ns / 2) / p->period_ns;
 }
 
-static const pp_profile *cmp_profile;
-
-static int cmp_stack(const void *a, const void *b)
+uint64_t pp_profile_value_total(const pp_profile *p)
 {
-    const pp_stack *x = &cmp_profile->stacks[*(const uint32_t *)a];
-    const pp_stack *y = &cmp_profile->stacks[*(const uint32_t *)b];
-    const uint32_t *xi = pp_stack_ids(cmp_profile, x), *yi = pp_stack_ids(cmp_profile, y);
-    uint32_t n = x->depth < y->depth ? x->depth : y->depth;
+    uint64_t total = 0;
 
-    for (uint32_t i = 0; i < n; i++) {
-        int c = strcmp(cmp_profile->frames[xi[i]].label, cmp_profile->frames[yi[i]].label);
-        if (c)
-            return c;
-        if (xi[i] != yi[i])
-            return xi[i] < yi[i] ? -1 : 1;
-    }
-    return (x->depth > y->depth) - (x->depth < y->depth);
-}
-
-uint32_t *pp_profile_stack_order(const pp_profile *p)
-{
-    uint32_t *order = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*order));
-
-    if (!order)
-        return NULL;
+    if (p->value != PP_VALUE_WALL || !p->period_ns)
+        return p->samples;
     for (uint32_t i = 0; i < p->nstacks; i++)
-        order[i] = i;
-    cmp_profile = p;
-    qsort(order, p->nstacks, sizeof(*order), cmp_stack);
-    return order;
+        total += pp_stack_value(p, &p->stacks[i]);
+    return total;
 }
 
-/* The tree is built from the stacks in label order (frame id breaks ties
- * between equal labels), so every node's subtree arrives contiguously:
- * last_child[d] is the most recent node made at depth d+1, and it is the
- * node to reuse (or the previous sibling) exactly when its parent is the
- * current node. Children therefore come out sorted by label. */
-int pp_tree_build(const pp_profile *p, pp_tree *t)
+static int event_is(const char *event, const char *name)
 {
-    uint32_t *order = pp_profile_stack_order(p);
-    uint32_t *last_child = NULL;
-    size_t cap = 0, max = 1;
-    int rc = -ENOMEM;
+    size_t n = strlen(name);
 
-    memset(t, 0, sizeof(*t));
-    if (!order)
-        return -ENOMEM;
-    for (uint32_t i = 0; i < p->nstacks; i++)
-        if (p->stacks[i].depth + 1 > max)
-            max = p->stacks[i].depth + 1;
-    last_child = malloc(max * sizeof(*last_child));
-    if (!last_child || pp__grow((void **)&t->nodes, &cap, 1, sizeof(pp_tree_node)) < 0)
-        goto out;
-    t->nodes[0] = (pp_tree_node){PP_NONE, PP_NONE, PP_NONE, PP_NONE, 0, 0, 0};
-    t->n = 1;
-    for (size_t d = 0; d < max; d++)
-        last_child[d] = PP_NONE;
-    for (uint32_t oi = 0; oi < p->nstacks; oi++) {
-        const pp_stack *s = &p->stacks[order[oi]];
-        const uint32_t *ids = pp_stack_ids(p, s);
-        uint32_t node = 0;
-
-        t->nodes[0].total += s->count;
-        for (uint32_t d = 0; d < s->depth; d++) {
-            uint32_t lc = last_child[d];
-            /* The path below `node` is still valid only while it matches. */
-            if (lc != PP_NONE && t->nodes[lc].frame == ids[d] && t->nodes[lc].parent == node) {
-                node = lc;
-            } else {
-                pp_tree_node *n;
-                if (pp__grow((void **)&t->nodes, &cap, (size_t)t->n + 1, sizeof(pp_tree_node)) < 0)
-                    goto out;
-                n = &t->nodes[t->n];
-                *n = (pp_tree_node){ids[d], node, PP_NONE, PP_NONE, d + 1, 0, 0};
-                if (lc != PP_NONE && t->nodes[lc].parent == node)
-                    t->nodes[lc].next_sibling = t->n;
-                else
-                    t->nodes[node].first_child = t->n;
-                node = t->n++;
-                last_child[d] = node;
-                if (d + 1 > t->max_depth)
-                    t->max_depth = d + 1;
-            }
-            t->nodes[node].total += s->count;
-        }
-        t->nodes[node].self += s->count;
-    }
-    rc = 0;
-out:
-    free(order);
-    free(last_child);
-    if (rc < 0)
-        pp_tree_free(t);
-    return rc;
+    return strncmp(event, name, n) == 0 && (event[n] == '\0' || event[n] == ':');
 }
 
-void pp_tree_free(pp_tree *t)
+int pp_profile_time_weights(const pp_profile *p)
 {
-    free(t->nodes);
-    memset(t, 0, sizeof(*t));
+    return p->value == PP_VALUE_WALL || event_is(p->event, "cpu-clock") ||
+           event_is(p->event, "task-clock");
 }
+

@@ -1,0 +1,315 @@
+/*
+ * The profile: what perfpy knows of a recording, in the shape every writer
+ * needs. It lives below both the pipeline that fills it (src/report: perf
+ * script text folded; src/sample: stacks read at sample time) and the
+ * writers that read it (src/output), and includes neither.
+ *
+ *     perf script / BPF ──► fold.c ──► pp_profile ──────────────► out_*.c
+ *       (per sample,         (frames     frames[]  (interned)       svg, html, speedscope,
+ *        native frames)       folded)    stacks[]  (interned, with  pprof, collapsed, ...
+ *                                                   their totals)
+ *                                        threads[] (pid, tid, name)
+ *                                        samples   (the log: when, which
+ *                                                   thread, which stack)
+ *
+ * Frames are interned: one pp_frame per distinct (kind, name, file, line),
+ * identified by its index. A stack is an array of frame ids, ROOT FIRST, with
+ * the number of samples that had exactly that stack and the sum of their
+ * weights (nanoseconds for cpu-clock). Stacks are interned too, so a profile
+ * of millions of samples holds each distinct stack once:
+ *
+ *     frames:  0 "[truncated]"  1 "baz"  2 "bar"  3 "foo"  4 "PyLong_FromLong"
+ *     stacks:  0 {1,2,3}   x 812 samples
+ *              1 {1,2,3,4} x  97 samples
+ *              2 {0,3}     x   4 samples   (could not be unwound to its root)
+ *
+ * Beside them the sample log keeps every sample, in the order it was added,
+ * in 16 bytes: when it was taken, on which thread, which stack, and what
+ * it weighs. The per-stack totals are its aggregate (kept up to date as
+ * samples are logged; a rewrite of the stacks, such as the process roots
+ * of fold_proc.c, remaps every record's stack: pp_profile_take_samples):
+ *
+ *     time (µs since time_base_ns) | thread | stack | weight (ns)
+ *           0                      |   0    |   0   | 2506265      thread 0: 4609/4609 "MainThread"
+ *        2506                      |   1    |   1   | 2506265      thread 1: 4609/4612 "worker-1"
+ *        2507                      |   0    |   0   | 2506265
+ *
+ * What a sample weighs is the kind of value the profile holds (p->value):
+ * CPU time (each sample one period of the thread's CPU: writers count
+ * samples) or wall time (on-CPU samples weigh their period, off-CPU ones
+ * the time they stand for: writers count periods of p->period_ns). One
+ * accessor, pp_stack_value(), gives a stack's number either way.
+ *
+ * Strings live in an arena owned by the profile: pointers stay valid until
+ * pp_profile_free(). All counts are 64-bit. Errors are values (0 or -errno).
+ */
+#ifndef PERFPY_PROFILE_H
+#define PERFPY_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PP_NONE UINT32_MAX         /* no index: no frame, node or stack */
+
+typedef enum pp_frame_kind {
+    PP_FRAME_PYTHON = 0,   /* a Python function: name = qualname */
+    PP_FRAME_NATIVE = 1,   /* user-space machine code: name = symbol, file = DSO */
+    PP_FRAME_KERNEL = 2,   /* kernel code */
+    PP_FRAME_MARKER = 3,   /* "[truncated]", "[unknown]", "[native]" */
+} pp_frame_kind;
+
+typedef struct pp_frame {
+    const char *name;      /* qualname or symbol; never NULL */
+    const char *file;      /* Python filename or DSO path; "" when unknown */
+    const char *label;     /* what stacks show: "foo (/app/x.py:12)", "memcpy" */
+    int line;              /* Python: the def line (co_firstlineno), or in sample
+                              mode the executing line; 0 unknown */
+    pp_frame_kind kind;
+} pp_frame;
+
+typedef struct pp_stack {
+    uint32_t first;        /* index of the root frame id in pp_profile.ids */
+    uint32_t depth;        /* number of frames */
+    uint64_t count;        /* samples */
+    uint64_t period;       /* sum of their weights (ns for cpu-clock and wall time) */
+} pp_stack;
+
+/* What a sample stands for. */
+typedef enum pp_value_kind {
+    PP_VALUE_CPU = 0,      /* one period of its thread's CPU time (or of perf's event) */
+    PP_VALUE_WALL = 1,     /* wall time: on-CPU samples weigh their period, off-CPU
+                              samples the time they stand for */
+} pp_value_kind;
+
+/* One thread of the recording, interned by (pid, tid) in order of its
+ * first sample. */
+typedef struct pp_thread {
+    int32_t pid, tid;              /* -1 when unknown */
+    const char *name;              /* its last comm, or the name a reader of
+                                      the program gave it (name_set); arena */
+    int name_set;                  /* pp_profile_thread_name: comms no longer rename it */
+    uint64_t first_ns, last_ns;    /* its first and last sample (perf clock; 0 unknown) */
+    uint64_t samples;
+} pp_thread;
+
+/* One record of the sample log: 16 bytes. A weight above UINT32_MAX is
+ * logged as several records, each at the time its part begins. */
+typedef struct pp_sample_rec {
+    uint64_t time_thread;          /* bits 63..24: µs since p->time_base_ns (12.7 days);
+                                      bits 23..0: the thread's index */
+    uint32_t stack;                /* the stack's index */
+    uint32_t weight;               /* ns for time events (pp_profile_time_weights),
+                                      else the event's own unit */
+} pp_sample_rec;
+
+#define PP_LOG_CHUNK_BITS 16       /* 65536 records (1 MiB) per chunk: no giant realloc */
+#define PP_THREAD_BITS 24
+#define PP_MAX_THREADS (1u << PP_THREAD_BITS)
+
+/* One process of the recording (fold_proc.c), for the summary. */
+typedef struct pp_process {
+    int pid;                       /* -1 when perf gave none */
+    char comm[64];
+    uint64_t samples;
+    uint64_t truncated;            /* of its samples, those not unwound to a root */
+    uint64_t python;               /* of its samples, those with a Python frame */
+} pp_process;
+
+typedef struct pp_strings pp_strings;   /* private: the string arena */
+typedef struct pp_htab pp_htab;         /* private: an index hash table */
+
+typedef struct pp_profile {
+    pp_frame *frames;
+    uint32_t nframes, frames_cap;
+    pp_stack *stacks;
+    uint32_t nstacks, stacks_cap;
+    uint32_t *ids;                 /* every stack's frame ids, back to back */
+    size_t nids, ids_cap;
+
+    /* Totals, filled by the reader and folder. */
+    uint64_t samples;              /* samples folded (= sum of stack counts) */
+    uint64_t period;               /* sum of weights */
+    pp_value_kind value;           /* PP_VALUE_CPU unless the recording says otherwise */
+    uint64_t period_ns;            /* the nominal period (1e9 / rate); 0 unknown */
+    uint64_t truncated;            /* samples whose stack did not reach a root */
+    uint64_t lost;                 /* events perf reported lost (PERF_RECORD_LOST) */
+    uint64_t bad_lines;            /* input lines that were not understood */
+    uint64_t time_first_ns, time_last_ns;   /* perf clock; 0 when unknown */
+    char program[64];              /* the most common comm, "" when unknown */
+    char event[64];                /* "cpu-clock", "cycles", ... */
+    pp_process *procs;             /* the processes sampled, most samples first */
+    uint32_t nprocs;
+
+    pp_thread *threads;
+    uint32_t nthreads, threads_cap;
+    pp_sample_rec **log;           /* the sample log, in chunks of 1 << PP_LOG_CHUNK_BITS */
+    size_t log_chunks, log_chunks_cap;
+    uint64_t nlog;                 /* records */
+    uint64_t time_base_ns;         /* the first logged time (perf clock); records
+                                      before it (reordered by microseconds) are at it */
+
+    pp_strings *strings;
+    pp_htab *frame_index, *stack_index, *thread_index;
+    uint32_t last_thread;          /* the thread of the previous lookup */
+} pp_profile;
+
+int pp_profile_init(pp_profile *p);
+void pp_profile_free(pp_profile *p);
+
+/* A copy of s[0..len) in the profile's arena (NUL-terminated), or NULL. */
+const char *pp_profile_strdup(pp_profile *p, const char *s, size_t len);
+
+/* The id of the frame (kind, name, file, line), interned: >= 0, or -ENOMEM.
+ * file may be NULL. The label is made here: Python frames read
+ * "qualname (file:line)", or "qualname (file)" without a line. */
+int64_t pp_profile_frame(pp_profile *p, pp_frame_kind kind, const char *name,
+                         size_t name_len, const char *file, size_t file_len,
+                         int line);
+
+/* Adds count samples (total weight period) to the stack ids[0..n), root
+ * first. Interned: the same stack twice adds to one entry. The stack's
+ * index (>= 0), or -ENOMEM/-EINVAL/-ENOSPC. Only the aggregate: a sample
+ * is logged with pp_profile_log against that index (pp_profile_sample does
+ * both). */
+int64_t pp_profile_add(pp_profile *p, const uint32_t *ids, size_t n,
+                       uint64_t count, uint64_t period);
+
+static inline const uint32_t *pp_stack_ids(const pp_profile *p, const pp_stack *s)
+{
+    return p->ids + s->first;
+}
+
+/* A stack's number, what every writer counts: its samples for CPU values,
+ * its weight in periods of p->period_ns (rounded) for wall time. */
+uint64_t pp_stack_value(const pp_profile *p, const pp_stack *s);
+/* The sum of pp_stack_value over the stacks (p->samples for CPU values). */
+uint64_t pp_profile_value_total(const pp_profile *p);
+/* Whether the weights are nanoseconds: wall time, or a cpu-clock or
+ * task-clock event (sample mode's is cpu-clock); otherwise they are the
+ * event's own unit (cycles, instructions). */
+int pp_profile_time_weights(const pp_profile *p);
+
+/* ---- threads and the sample log (samples.c) --------------------------- */
+
+/* The index of thread (pid, tid), interned; comm (may be NULL) becomes its
+ * name unless one was set. >= 0, or -ENOMEM, -ENOSPC past PP_MAX_THREADS. */
+int64_t pp_profile_thread(pp_profile *p, int32_t pid, int32_t tid, const char *comm,
+                          size_t comm_len);
+/* Names a thread as the program named it (Python's threading name, read by
+ * whoever can): later comms do not rename it. 0 or -ENOMEM/-EINVAL. */
+int pp_profile_thread_name(pp_profile *p, uint32_t thread, const char *name, size_t len);
+
+/* Logs one sample of stack on thread at time_ns (perf clock; 0 unknown)
+ * weighing weight (ns for time events). The aggregate is not touched (see
+ * pp_profile_add). 0, or -ENOMEM/-EINVAL. */
+int pp_profile_log(pp_profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns,
+                   uint64_t weight);
+/* Both: one sample of stack ids[0..n) on thread, aggregated and logged.
+ * The stack's index, or a negative errno. */
+int64_t pp_profile_sample(pp_profile *p, const uint32_t *ids, size_t n, uint32_t thread,
+                          uint64_t time_ns, uint64_t weight);
+
+static inline const pp_sample_rec *pp_profile_rec(const pp_profile *p, uint64_t i)
+{
+    return &p->log[i >> PP_LOG_CHUNK_BITS][i & ((1u << PP_LOG_CHUNK_BITS) - 1)];
+}
+
+static inline uint32_t pp_rec_thread(const pp_sample_rec *r)
+{
+    return (uint32_t)(r->time_thread & (PP_MAX_THREADS - 1));
+}
+
+static inline uint64_t pp_rec_time_ns(const pp_profile *p, const pp_sample_rec *r)
+{
+    return p->time_base_ns + (r->time_thread >> PP_THREAD_BITS) * 1000;
+}
+
+/* Moves src's threads and sample log to dst (a profile made from src's
+ * stacks), each record's stack index through stack_map (src stack ->
+ * dst stack); src keeps none. 0, or -EINVAL when the map names a stack
+ * dst lacks (dst is then unchanged). */
+int pp_profile_take_samples(pp_profile *dst, pp_profile *src, const uint32_t *stack_map);
+
+/* The log by thread: recs holds every record index, thread 0's first, each
+ * thread's in time order (the log's order among equal times);
+ * recs[first[t] .. first[t + 1]) are thread t's. */
+typedef struct pp_thread_order {
+    uint32_t *recs;
+    uint64_t *first;               /* nthreads + 1 entries */
+} pp_thread_order;
+
+int pp_thread_order_build(const pp_profile *p, pp_thread_order *o);
+void pp_thread_order_free(pp_thread_order *o);
+
+/* A record's number, as pp_stack_value counts: 1 for CPU values, its weight
+ * in periods of p->period_ns (rounded) for wall time. */
+uint64_t pp_rec_value(const pp_profile *p, const pp_sample_rec *r);
+
+/* ---- a thread's timeline (timeline.c) ----------------------------------- */
+
+/* One run of a thread's timeline: a stack for as long as consecutive
+ * samples had it (value: the sum of their pp_rec_value), or a gap
+ * (stack PP_NONE, value 0) where the thread was not sampled. */
+typedef struct pp_span {
+    uint64_t start_ns, dur_ns;     /* perf clock */
+    uint32_t stack;
+    uint64_t value;
+} pp_span;
+
+typedef struct pp_timeline {
+    const pp_profile *p;
+    const uint32_t *recs;          /* the thread's records, in time order */
+    uint64_t n, i;
+    uint64_t spacing;              /* without time weights: a sample's span */
+    pp_span run, gap;              /* the run being extended; a gap to give first */
+    int started;
+} pp_timeline;
+
+/* Thread `thread`'s runs in time order, from the log by thread o:
+ *     pp_timeline_start(&tl, p, &o, t);
+ *     while (pp_timeline_next(&tl, &span)) ...   (1: a span in *span, 0: the end) */
+void pp_timeline_start(pp_timeline *tl, const pp_profile *p, const pp_thread_order *o,
+                       uint32_t thread);
+int pp_timeline_next(pp_timeline *tl, pp_span *out);
+
+/* ---- views the writers share (views.c) --------------------------------- */
+
+/* Per frame id: samples where the frame is the leaf (self), where it is the
+ * innermost Python frame (own: a Python function's own time, the native code
+ * it calls directly included; 0 for other kinds), and where it appears at all
+ * (total, counted once per sample even under recursion); in pp_stack_value's
+ * numbers. */
+typedef struct pp_func_stat {
+    uint64_t self, own, total;
+} pp_func_stat;
+
+/* calloc'ed array of p->nframes entries, or NULL (out of memory). */
+pp_func_stat *pp_profile_func_stats(const pp_profile *p);
+
+/* The call tree (what flame graphs draw): node 0 is the root ("all"),
+ * children sorted by label, so the same profile draws the same picture. */
+typedef struct pp_tree_node {
+    uint32_t frame;        /* frame id; UINT32_MAX for the root */
+    uint32_t parent;       /* node index; UINT32_MAX for the root */
+    uint32_t first_child;  /* node index, UINT32_MAX when none */
+    uint32_t next_sibling; /* node index, UINT32_MAX when none */
+    uint32_t depth;        /* root 0 */
+    uint64_t total, self;  /* pp_stack_value's numbers */
+} pp_tree_node;
+
+typedef struct pp_tree {
+    pp_tree_node *nodes;
+    uint32_t n;
+    uint32_t max_depth;
+} pp_tree;
+
+
+int pp_tree_build(const pp_profile *p, pp_tree *t);
+void pp_tree_free(pp_tree *t);
+
+/* Stack indexes sorted by their frames' labels, root first, byte order
+ * (frame id breaks ties): deterministic outputs. malloc'ed, or NULL. */
+uint32_t *pp_profile_stack_order(const pp_profile *p);
+
+#endif

@@ -1,0 +1,298 @@
+/*
+ * Threads and the sample log of profile.h. Every sample of a recording is
+ * kept, 16 bytes each, beside the interned stacks: when it was taken, on
+ * which thread, which stack, what it weighs. That is what timelines (one
+ * track per thread, samples in time) need, and what a flame graph does not:
+ * the per-stack totals are only its sum.
+ *
+ *     chunk 0 (65536 records, 1 MiB)   chunk 1              ...
+ *     [t|th stack w][t|th stack w]...  [t|th stack w]...
+ *      40+24 bits   32    32 bits
+ *
+ * Chunks are allocated one at a time (a long recording never reallocates
+ * what it has), record i is chunk i >> 16, slot i & 0xffff. A sample
+ * "taken at t, weighing w" covers [t - w, t]: perf's cpu-clock sample is
+ * taken when its period of CPU time ends, and a wait is logged when it ends.
+ * A weight too large for 32 bits (a wait of more than 4.29 s) becomes
+ * several records, consecutive parts of that span, at most MAX_PARTS of
+ * them (4.9 hours: what a single sample stands for beyond that is in its
+ * stack's total, not in the log, so hostile periods cannot make the log
+ * grow by more than 64 KiB a sample).
+ *
+ * Times are microseconds since the first logged span's start
+ * (p->time_base_ns): 40 bits hold 12.7 days. One hour at 399 Hz on 8 busy
+ * threads is 11.5 million records, 184 MB.
+ */
+#include "profile.h"
+#include "htab.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK ((size_t)1 << PP_LOG_CHUNK_BITS)
+#define MAX_US ((UINT64_C(1) << (64 - PP_THREAD_BITS)) - 1)
+#define MAX_NAME 255
+#define MAX_PARTS 4096
+
+/* ---- threads ------------------------------------------------------------ */
+
+static uint64_t thread_hash(int32_t pid, int32_t tid)
+{
+    int32_t key[2] = {pid, tid};
+
+    return pp__hash(key, sizeof(key), 5);
+}
+
+/* name[0..len) up to its first NUL and at most MAX_NAME bytes: hostile
+ * input must not make every sample copy a name again. */
+static size_t name_len(const char *name, size_t len)
+{
+    const char *nul = memchr(name, '\0', len);
+
+    if (nul)
+        len = (size_t)(nul - name);
+    return len < MAX_NAME ? len : MAX_NAME;
+}
+
+static int set_name(pp_profile *p, pp_thread *t, const char *name, size_t len)
+{
+    const char *n;
+
+    len = name_len(name, len);
+    if (t->name && strncmp(t->name, name, len) == 0 && t->name[len] == '\0')
+        return 0;
+    if (!(n = pp_profile_strdup(p, name, len)))
+        return -ENOMEM;
+    t->name = n;
+    return 0;
+}
+
+static int64_t find_thread(const pp_profile *p, int32_t pid, int32_t tid, uint64_t h)
+{
+    pp_htab_iter it;
+    const uint32_t *slot;
+
+    if (p->last_thread < p->nthreads && p->threads[p->last_thread].pid == pid &&
+        p->threads[p->last_thread].tid == tid)
+        return p->last_thread;
+    for (slot = pp__htab_first(p->thread_index, h, &it); slot;
+         slot = pp__htab_next(p->thread_index, h, &it))
+        if (p->threads[*slot].pid == pid && p->threads[*slot].tid == tid)
+            return *slot;
+    return -1;
+}
+
+int64_t pp_profile_thread(pp_profile *p, int32_t pid, int32_t tid, const char *comm,
+                          size_t comm_len)
+{
+    uint64_t h = thread_hash(pid, tid);
+    int64_t i = find_thread(p, pid, tid, h);
+    size_t cap = p->threads_cap;
+    pp_thread *t;
+
+    if (i < 0) {
+        if (p->nthreads >= PP_MAX_THREADS)
+            return -ENOSPC;
+        if (pp__grow((void **)&p->threads, &cap, (size_t)p->nthreads + 1, sizeof(*t)) < 0)
+            return -ENOMEM;
+        p->threads_cap = (uint32_t)cap;
+        if (pp__htab_insert(p->thread_index, h, p->nthreads) < 0)
+            return -ENOMEM;
+        t = &p->threads[p->nthreads];
+        memset(t, 0, sizeof(*t));
+        t->pid = pid;
+        t->tid = tid;
+        t->name = "";
+        i = p->nthreads++;
+    }
+    p->last_thread = (uint32_t)i;
+    t = &p->threads[i];
+    if (comm && comm_len && !t->name_set && set_name(p, t, comm, comm_len) < 0)
+        return -ENOMEM;
+    return i;
+}
+
+int pp_profile_thread_name(pp_profile *p, uint32_t thread, const char *name, size_t len)
+{
+    if (thread >= p->nthreads || !name)
+        return -EINVAL;
+    if (set_name(p, &p->threads[thread], name, len) < 0)
+        return -ENOMEM;
+    p->threads[thread].name_set = 1;
+    return 0;
+}
+
+/* ---- the log ------------------------------------------------------------ */
+
+/* The next free record, its chunk made when it is the first. */
+static pp_sample_rec *next_rec(pp_profile *p)
+{
+    size_t c = (size_t)(p->nlog >> PP_LOG_CHUNK_BITS);
+
+    if (p->nlog >= UINT32_MAX)      /* pp_thread_order indexes records in 32 bits */
+        return NULL;
+    if (c == p->log_chunks) {
+        if (pp__grow((void **)&p->log, &p->log_chunks_cap, c + 1, sizeof(*p->log)) < 0 ||
+            !(p->log[c] = malloc(CHUNK * sizeof(pp_sample_rec))))
+            return NULL;
+        p->log_chunks++;
+    }
+    return &p->log[c][p->nlog & (CHUNK - 1)];
+}
+
+static int append(pp_profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns,
+                  uint32_t weight)
+{
+    pp_sample_rec *r = next_rec(p);
+    uint64_t us = time_ns > p->time_base_ns ? (time_ns - p->time_base_ns) / 1000 : 0;
+
+    if (!r)
+        return p->nlog >= UINT32_MAX ? -ENOSPC : -ENOMEM;
+    if (us > MAX_US)
+        us = MAX_US;
+    r->time_thread = us << PP_THREAD_BITS | thread;
+    r->stack = stack;
+    r->weight = weight;
+    p->nlog++;
+    return 0;
+}
+
+int pp_profile_log(pp_profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns,
+                   uint64_t weight)
+{
+    pp_thread *t;
+    uint64_t left = weight;
+    int rc, parts = 0;
+
+    if (stack >= p->nstacks || thread >= p->nthreads)
+        return -EINVAL;
+    if (time_ns && !p->time_base_ns)
+        p->time_base_ns = time_ns - (weight < time_ns ? weight : time_ns - 1);
+    do {      /* the span [time_ns - weight, time_ns], in parts of 32 bits */
+        uint32_t w = left > UINT32_MAX ? UINT32_MAX : (uint32_t)left;
+        left -= w;
+        if ((rc = append(p, stack, thread, time_ns && time_ns > left ? time_ns - left : 0, w)))
+            return rc;
+    } while (left && ++parts < MAX_PARTS);
+    t = &p->threads[thread];
+    t->samples++;
+    if (time_ns) {
+        if (!t->first_ns || time_ns < t->first_ns)
+            t->first_ns = time_ns;
+        if (time_ns > t->last_ns)
+            t->last_ns = time_ns;
+    }
+    return 0;
+}
+
+int64_t pp_profile_sample(pp_profile *p, const uint32_t *ids, size_t n, uint32_t thread,
+                          uint64_t time_ns, uint64_t weight)
+{
+    int64_t si = pp_profile_add(p, ids, n, 1, weight);
+    int rc;
+
+    if (si < 0)
+        return si;
+    if ((rc = pp_profile_log(p, (uint32_t)si, thread, time_ns, weight)) < 0)
+        return rc;
+    return si;
+}
+
+/* ---- moving the log to a rebuilt profile -------------------------------- */
+
+int pp_profile_take_samples(pp_profile *dst, pp_profile *src, const uint32_t *stack_map)
+{
+    pp_htab *index;
+
+    if (dst->nthreads || dst->nlog)
+        return -EINVAL;
+    for (uint32_t i = 0; i < src->nstacks; i++)
+        if (stack_map[i] >= dst->nstacks)
+            return -EINVAL;
+    for (uint32_t i = 0; i < src->nthreads; i++) {
+        const char *n = pp_profile_strdup(dst, src->threads[i].name,
+                                          strlen(src->threads[i].name));
+        if (!n)
+            return -ENOMEM;
+        src->threads[i].name = n;     /* src's arena goes with src */
+    }
+    for (uint64_t i = 0; i < src->nlog; i++) {
+        pp_sample_rec *r = (pp_sample_rec *)pp_profile_rec(src, i);
+        r->stack = stack_map[r->stack];
+    }
+    free(dst->threads);
+    for (size_t i = 0; i < dst->log_chunks; i++)
+        free(dst->log[i]);
+    free(dst->log);
+    index = dst->thread_index;
+    dst->threads = src->threads;
+    dst->nthreads = src->nthreads;
+    dst->threads_cap = src->threads_cap;
+    dst->thread_index = src->thread_index;
+    dst->log = src->log;
+    dst->log_chunks = src->log_chunks;
+    dst->log_chunks_cap = src->log_chunks_cap;
+    dst->nlog = src->nlog;
+    dst->time_base_ns = src->time_base_ns;
+    src->threads = NULL;
+    src->nthreads = src->threads_cap = 0;
+    src->thread_index = index;        /* dst's empty one, freed with src */
+    src->log = NULL;
+    src->log_chunks = src->log_chunks_cap = 0;
+    src->nlog = 0;
+    return 0;
+}
+
+/* ---- the log by thread -------------------------------------------------- */
+
+static int by_time(const void *a, const void *b, void *ctx)
+{
+    const pp_profile *p = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint64_t tx = pp_profile_rec(p, x)->time_thread, ty = pp_profile_rec(p, y)->time_thread;
+
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+int pp_thread_order_build(const pp_profile *p, pp_thread_order *o)
+{
+    uint64_t *at;
+
+    o->recs = malloc((p->nlog ? p->nlog : 1) * sizeof(*o->recs));
+    o->first = calloc((size_t)p->nthreads + 1, sizeof(*o->first));
+    at = calloc((size_t)p->nthreads + 1, sizeof(*at));
+    if (!o->recs || !o->first || !at) {
+        free(at);
+        pp_thread_order_free(o);
+        return -ENOMEM;
+    }
+    for (uint64_t i = 0; i < p->nlog; i++)            /* counting sort by thread */
+        o->first[pp_rec_thread(pp_profile_rec(p, i)) + 1]++;
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        o->first[t + 1] += o->first[t];
+    memcpy(at, o->first, ((size_t)p->nthreads + 1) * sizeof(*at));
+    for (uint64_t i = 0; i < p->nlog; i++)
+        o->recs[at[pp_rec_thread(pp_profile_rec(p, i))]++] = (uint32_t)i;
+    free(at);
+    for (uint32_t t = 0; t < p->nthreads; t++) {      /* usually in order already */
+        uint32_t *r = o->recs + o->first[t];
+        size_t n = (size_t)(o->first[t + 1] - o->first[t]);
+        for (size_t k = 1; k < n; k++)
+            if (pp_profile_rec(p, r[k])->time_thread < pp_profile_rec(p, r[k - 1])->time_thread) {
+                qsort_r(r, n, sizeof(*r), by_time, (void *)p);
+                break;
+            }
+    }
+    return 0;
+}
+
+void pp_thread_order_free(pp_thread_order *o)
+{
+    free(o->recs);
+    free(o->first);
+    o->recs = NULL;
+    o->first = NULL;
+}

@@ -1,0 +1,366 @@
+/*
+ * The profile's per-sample side (src/profile/samples.c): every sample kept
+ * with its time, thread and weight, in 16 bytes; the log through the
+ * folder (threads named, roots per thread), through the rebuild of the
+ * process roots (every record's stack remapped), long weights split, the
+ * log by thread in time order, and what a stack's number is for CPU and
+ * wall-clock profiles.
+ */
+#include "report_helpers.h"
+#include "test.h"
+
+#include <errno.h>
+
+#define MAP "(/tmp/perf-100.map)"
+#define AT(comm, pid, tid, time) comm " " #pid "/" #tid " " time ": 1000 cpu-clock:\n"
+#define PY(fn) "\t  7f0000001009 py::" fn ":/app/x.py " MAP "\n\t  1080 _start (/usr/bin/python3)\n\n"
+
+/* Two processes, three threads, out of the order perf would never give
+ * within a thread but could across threads. */
+static const char threads_text[] =
+    AT("python3", 100, 100, "5.000100") PY("main_work")
+    AT("worker-1", 100, 101, "5.000200") PY("crunch")
+    AT("python3", 100, 100, "5.001100") PY("main_work")
+    AT("worker-1", 100, 101, "5.001200") PY("crunch")
+    AT("python3", 200, 200, "5.001500") PY("child")
+    AT("worker-1", 100, 101, "5.002200") PY("idle");
+
+/* The stack of a record as collapsed text ("a;b;c"). */
+static void stack_text(const pp_profile *p, uint32_t si, char *buf, size_t cap)
+{
+    const pp_stack *s = &p->stacks[si];
+    size_t n = 0;
+
+    buf[0] = '\0';
+    for (uint32_t d = 0; d < s->depth && n < cap; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", d ? ";" : "",
+                              p->frames[pp_stack_ids(p, s)[d]].label);
+}
+
+TEST(profile_log_record_is_16_bytes)
+{
+    ASSERT_EQ_INT(sizeof(pp_sample_rec), 16);
+}
+
+TEST(profile_log_keeps_each_sample_with_thread_and_time)
+{
+    pp_profile p;
+    pp_fold_opts o = {.processes = PP_PROCESSES_MERGE};
+    static const struct { int pid, tid; uint64_t us; const char *stack; } want[] = {
+        {100, 100, 0, "main_work (/app/x.py)"}, {100, 101, 100, "crunch (/app/x.py)"},
+        {100, 100, 1000, "main_work (/app/x.py)"}, {100, 101, 1100, "crunch (/app/x.py)"},
+        {200, 200, 1400, "child (/app/x.py)"}, {100, 101, 2100, "idle (/app/x.py)"},
+    };
+    char buf[256];
+
+    fold_text(&p, threads_text, &o, NULL);
+    ASSERT_EQ_UINT(p.nlog, 6);
+    ASSERT_EQ_UINT(p.nthreads, 3);
+    /* the first span starts one period (1000 ns) before the first sample */
+    ASSERT_EQ_UINT(p.time_base_ns, 5000100000ull - 1000);
+    for (uint64_t i = 0; i < p.nlog; i++) {
+        const pp_sample_rec *r = pp_profile_rec(&p, i);
+        const pp_thread *t = &p.threads[pp_rec_thread(r)];
+        ASSERT_EQ_INT(t->pid, want[i].pid);
+        ASSERT_EQ_INT(t->tid, want[i].tid);
+        /* µs resolution: the time comes back to the microsecond */
+        ASSERT_EQ_UINT(pp_rec_time_ns(&p, r) / 1000, (5000100000ull + want[i].us * 1000) / 1000);
+        ASSERT_EQ_UINT(r->weight, 1000);
+        stack_text(&p, r->stack, buf, sizeof(buf));
+        ASSERT_EQ_STR(buf, want[i].stack);
+    }
+    ASSERT_EQ_STR(p.threads[0].name, "MainThread");   /* a Python process's main thread */
+    ASSERT_EQ_STR(p.threads[1].name, "worker-1");     /* its comm (3.14+: Thread.name) */
+    ASSERT_EQ_UINT(p.threads[1].samples, 3);
+    ASSERT_EQ_UINT(p.threads[1].first_ns, 5000200000ull);
+    ASSERT_EQ_UINT(p.threads[1].last_ns, 5002200000ull);
+    pp_profile_free(&p);
+}
+
+/* The aggregate is the log's sum, stack by stack. */
+static void assert_log_sums_to_stacks(const pp_profile *p)
+{
+    uint64_t *w = calloc(p->nstacks + 1, sizeof(*w));
+    uint64_t n = 0;
+
+    for (uint64_t i = 0; i < p->nlog; i++)
+        w[pp_profile_rec(p, i)->stack] += pp_profile_rec(p, i)->weight;
+    for (uint32_t s = 0; s < p->nstacks; s++)
+        ASSERT_EQ_UINT(w[s], p->stacks[s].period);
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        n += p->threads[t].samples;
+    ASSERT_EQ_UINT(n, p->samples);
+    free(w);
+}
+
+TEST(profile_log_follows_the_process_roots_rebuild)
+{
+    pp_profile p;
+    char buf[256];
+
+    /* two processes: the profile is rebuilt with "python3 (pid N)" roots,
+     * new frame and stack indexes; each record must name its new stack */
+    fold_text(&p, threads_text, NULL, NULL);
+    ASSERT_EQ_UINT(p.nlog, 6);
+    for (uint64_t i = 0; i < p.nlog; i++) {
+        const pp_sample_rec *r = pp_profile_rec(&p, i);
+        const pp_thread *t = &p.threads[pp_rec_thread(r)];
+        char root[64];
+        snprintf(root, sizeof(root), "python3 (pid %d);", t->pid);
+        stack_text(&p, r->stack, buf, sizeof(buf));
+        ASSERT_TRUE(strncmp(buf, root, strlen(root)) == 0);
+    }
+    stack_text(&p, pp_profile_rec(&p, 5)->stack, buf, sizeof(buf));
+    ASSERT_EQ_STR(buf, "python3 (pid 100);idle (/app/x.py)");
+    assert_log_sums_to_stacks(&p);
+    ASSERT_EQ_STR(p.threads[1].name, "worker-1");     /* names survive the old arena */
+    pp_profile_free(&p);
+}
+
+TEST(fold_threads_gives_a_root_per_thread)
+{
+    pp_fold_opts o = {.threads = 1};
+    char *out = fold_to_collapsed(threads_text, &o);
+
+    ASSERT_EQ_STR(out, "python3 (pid 100);MainThread (tid 100);main_work (/app/x.py) 2\n"
+                       "python3 (pid 100);worker-1 (tid 101);crunch (/app/x.py) 2\n"
+                       "python3 (pid 100);worker-1 (tid 101);idle (/app/x.py) 1\n"
+                       "python3 (pid 200);MainThread (tid 200);child (/app/x.py) 1\n");
+    free(out);
+    o.processes = PP_PROCESSES_MERGE;
+    out = fold_to_collapsed(threads_text, &o);
+    ASSERT_EQ_STR(out, "MainThread (tid 100);main_work (/app/x.py) 2\n"
+                       "MainThread (tid 200);child (/app/x.py) 1\n"
+                       "worker-1 (tid 101);crunch (/app/x.py) 2\n"
+                       "worker-1 (tid 101);idle (/app/x.py) 1\n");
+    free(out);
+}
+
+TEST(fold_thread_names_set_by_a_reader_stay)
+{
+    pp_profile p;
+    pp_folder *f;
+    pp_fold_opts o = {.threads = 1, .processes = PP_PROCESSES_MERGE};
+    char *out;
+
+    /* a name given while folding (sample mode reading Python's) wins over
+     * the comms that follow, and over "MainThread" */
+    ASSERT_OK(pp_profile_init(&p));
+    ASSERT_OK(pp_fold_open(&f, &p, &o));
+    ASSERT_EQ_INT(pp_profile_thread(&p, 100, 101, "x", 1), 0);
+    ASSERT_OK(pp_profile_thread_name(&p, 0, "pool-worker-7", 13));
+    ASSERT_EQ_INT(pp_profile_thread(&p, 100, 100, "y", 1), 1);
+    ASSERT_OK(pp_profile_thread_name(&p, 1, "Main", 4));
+    ASSERT_EQ_INT(pp_profile_thread_name(&p, 7, "z", 1), -EINVAL);
+    ASSERT_OK(pp_script_parse_buffer(threads_text, strlen(threads_text), pp_fold_sample, f, NULL));
+    pp_fold_close(f);
+    out = collapsed_of(&p);
+    ASSERT_EQ_STR(out, "Main (tid 100);main_work (/app/x.py) 2\n"
+                       "MainThread (tid 200);child (/app/x.py) 1\n"
+                       "pool-worker-7 (tid 101);crunch (/app/x.py) 2\n"
+                       "pool-worker-7 (tid 101);idle (/app/x.py) 1\n");
+    free(out);
+    pp_profile_free(&p);
+}
+
+TEST(profile_log_splits_weights_past_32_bits)
+{
+    pp_profile p;
+    uint32_t f, t;
+    int64_t s;
+
+    ASSERT_OK(pp_profile_init(&p));
+    f = (uint32_t)pp_profile_frame(&p, PP_FRAME_MARKER, "[sleep]", 7, NULL, 0, 0);
+    t = (uint32_t)pp_profile_thread(&p, 1, 1, "t", 1);
+    /* a 10 s wait ending at 100 s: three records covering [90 s, 100 s] */
+    s = pp_profile_sample(&p, &f, 1, t, 100000000000ull, 10000000000ull);
+    ASSERT_EQ_INT(s, 0);
+    ASSERT_EQ_UINT(p.nlog, 3);
+    ASSERT_EQ_UINT(p.time_base_ns, 90000000000ull);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, 0)->weight, UINT32_MAX);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, 1)->weight, UINT32_MAX);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, 2)->weight, 10000000000ull - 2ull * UINT32_MAX);
+    /* each part logged when it ends */
+    ASSERT_EQ_UINT(pp_rec_time_ns(&p, pp_profile_rec(&p, 0)), 90000000000ull + UINT32_MAX / 1000 * 1000);
+    ASSERT_EQ_UINT(pp_rec_time_ns(&p, pp_profile_rec(&p, 2)), 100000000000ull);
+    ASSERT_EQ_UINT(p.samples, 1);
+    ASSERT_EQ_UINT(p.threads[0].samples, 1);
+    assert_log_sums_to_stacks(&p);
+    ASSERT_EQ_INT(pp_profile_log(&p, 1, 0, 1, 1), -EINVAL);   /* no stack 1 */
+    ASSERT_EQ_INT(pp_profile_log(&p, 0, 1, 1, 1), -EINVAL);   /* no thread 1 */
+    pp_profile_free(&p);
+}
+
+TEST(profile_log_crosses_chunks_and_orders_by_thread)
+{
+    pp_profile p;
+    pp_thread_order o;
+    uint32_t f;
+    uint64_t n = (3u << PP_LOG_CHUNK_BITS) / 2;     /* a chunk and a half */
+
+    ASSERT_OK(pp_profile_init(&p));
+    f = (uint32_t)pp_profile_frame(&p, PP_FRAME_MARKER, "x", 1, NULL, 0, 0);
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, "a", 1), 0);
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 2, "b", 1), 1);
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, "a", 1), 0);       /* interned */
+    for (uint64_t i = 0; i < n; i++)       /* thread 1's times run backwards */
+        ASSERT_EQ_INT(pp_profile_sample(&p, &f, 1, (uint32_t)(i & 1),
+                                        (i & 1) ? 1000000000ull - i * 1000 : 500000000ull + i * 1000,
+                                        1000), 0);
+    ASSERT_EQ_UINT(p.nlog, n);
+    ASSERT_EQ_UINT(p.log_chunks, 2);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, n - 1)->time_thread & 1, 1);
+    ASSERT_OK(pp_thread_order_build(&p, &o));
+    ASSERT_EQ_UINT(o.first[0], 0);
+    ASSERT_EQ_UINT(o.first[1], n / 2);
+    ASSERT_EQ_UINT(o.first[2], n);
+    for (int t = 0; t < 2; t++)
+        for (uint64_t k = o.first[t] + 1; k < o.first[t + 1]; k++) {
+            const pp_sample_rec *a = pp_profile_rec(&p, o.recs[k - 1]);
+            const pp_sample_rec *b = pp_profile_rec(&p, o.recs[k]);
+            ASSERT_EQ_UINT(pp_rec_thread(b), (uint64_t)t);
+            ASSERT_LE_INT(pp_rec_time_ns(&p, a), pp_rec_time_ns(&p, b));
+        }
+    ASSERT_EQ_UINT(o.recs[n / 2], n - 1);           /* thread 1's latest record is its earliest */
+    pp_thread_order_free(&o);
+    pp_profile_free(&p);
+}
+
+TEST(profile_wall_values_count_periods)
+{
+    pp_profile p;
+    uint32_t a, b;
+    char *out;
+
+    ASSERT_OK(pp_profile_init(&p));
+    a = (uint32_t)pp_profile_frame(&p, PP_FRAME_PYTHON, "work", 4, "x.py", 4, 1);
+    b = (uint32_t)pp_profile_frame(&p, PP_FRAME_MARKER, "[sleep]", 7, NULL, 0, 0);
+    ASSERT_EQ_INT(pp_profile_add(&p, &a, 1, 3, 3000000), 0);     /* 3 on-CPU periods of 1 ms */
+    ASSERT_EQ_INT(pp_profile_add(&p, &b, 1, 1, 250400000), 1);   /* one wait of 250.4 ms */
+    out = collapsed_of(&p);                                     /* CPU: samples */
+    ASSERT_EQ_STR(out, "[sleep] 1\nwork (x.py:1) 3\n");
+    free(out);
+    p.value = PP_VALUE_WALL;
+    p.period_ns = 1000000;
+    ASSERT_EQ_UINT(pp_stack_value(&p, &p.stacks[1]), 250);
+    ASSERT_EQ_UINT(pp_profile_value_total(&p), 253);
+    out = collapsed_of(&p);                                     /* wall: periods of 1 ms */
+    ASSERT_EQ_STR(out, "[sleep] 250\nwork (x.py:1) 3\n");
+    free(out);
+    ASSERT_TRUE(pp_profile_time_weights(&p));
+    p.value = PP_VALUE_CPU;
+    snprintf(p.event, sizeof(p.event), "cycles");
+    ASSERT_TRUE(!pp_profile_time_weights(&p));
+    snprintf(p.event, sizeof(p.event), "cpu-clock:ppp");
+    ASSERT_TRUE(pp_profile_time_weights(&p));
+    pp_profile_free(&p);
+}
+
+TEST(profile_thread_names_bounded)
+{
+    pp_profile p;
+    char big[1000];
+
+    ASSERT_OK(pp_profile_init(&p));
+    memset(big, 'a', sizeof(big));
+    big[3] = '\0';      /* a NUL inside perf's comm field: the name ends there */
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, big, sizeof(big)), 0);
+    ASSERT_EQ_STR(p.threads[0].name, "aaa");
+    big[3] = 'a';
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, big, sizeof(big)), 0);
+    ASSERT_EQ_UINT(strlen(p.threads[0].name), 255);
+    pp_profile_free(&p);
+}
+
+TEST(profile_take_samples_remaps_every_record)
+{
+    pp_profile src, dst;
+    uint32_t f[3], map[3];
+    const char *names[] = {"a", "b", "c"};
+
+    ASSERT_OK(pp_profile_init(&src));
+    ASSERT_OK(pp_profile_init(&dst));
+    for (int i = 0; i < 3; i++) {
+        f[i] = (uint32_t)pp_profile_frame(&src, PP_FRAME_MARKER, names[i], 1, NULL, 0, 0);
+        ASSERT_EQ_INT(pp_profile_thread(&src, 1, 1 + i, names[i], 1), i);
+    }
+    for (int i = 0; i < 30; i++)
+        ASSERT_EQ_INT(pp_profile_sample(&src, &f[i % 3], 1, (uint32_t)(i % 3),
+                                        1000000 + (uint64_t)i * 1000, 1000), i % 3);
+    /* dst holds the same stacks in another order: c, a, b */
+    for (int i = 0; i < 3; i++) {
+        uint32_t g = (uint32_t)pp_profile_frame(&dst, PP_FRAME_MARKER, names[(i + 2) % 3], 1,
+                                                NULL, 0, 0);
+        map[(i + 2) % 3] = (uint32_t)pp_profile_add(&dst, &g, 1, 10, 10000);
+    }
+    ASSERT_EQ_UINT(map[0], 1);
+    map[1] = 99;
+    ASSERT_EQ_INT(pp_profile_take_samples(&dst, &src, map), -EINVAL);   /* no stack 99 */
+    ASSERT_EQ_UINT(dst.nlog, 0);
+    map[1] = 2;
+    ASSERT_OK(pp_profile_take_samples(&dst, &src, map));
+    ASSERT_EQ_UINT(src.nlog, 0);
+    ASSERT_EQ_UINT(src.nthreads, 0);
+    pp_profile_free(&src);                       /* dst keeps nothing of src's */
+    ASSERT_EQ_UINT(dst.nlog, 30);
+    ASSERT_EQ_UINT(dst.nthreads, 3);
+    for (uint64_t i = 0; i < dst.nlog; i++) {
+        const pp_sample_rec *r = pp_profile_rec(&dst, i);
+        ASSERT_EQ_STR(dst.frames[pp_stack_ids(&dst, &dst.stacks[r->stack])[0]].name,
+                      names[i % 3]);
+        ASSERT_EQ_STR(dst.threads[pp_rec_thread(r)].name, names[i % 3]);
+    }
+    assert_log_sums_to_stacks(&dst);
+    ASSERT_EQ_INT(pp_profile_thread(&dst, 1, 2, NULL, 0), 1);        /* its index came along */
+    pp_profile_free(&dst);
+}
+
+/* foo foo (busy, 3 µs of timer jitter between them) | 40 ms wait | bar foo */
+TEST(profile_timeline_runs_and_gaps)
+{
+    pp_profile p;
+    pp_thread_order o;
+    pp_timeline tl;
+    pp_span s[8];
+    uint32_t foo, bar;
+    int n = 0;
+    const uint64_t P = 2500000, T = 1000000000;     /* 2.5 ms periods from 1 s */
+
+    ASSERT_OK(pp_profile_init(&p));
+    snprintf(p.event, sizeof(p.event), "cpu-clock");
+    foo = (uint32_t)pp_profile_frame(&p, PP_FRAME_MARKER, "foo", 3, NULL, 0, 0);
+    bar = (uint32_t)pp_profile_frame(&p, PP_FRAME_MARKER, "bar", 3, NULL, 0, 0);
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, "t", 1), 0);
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 2, "u", 1), 1);
+    ASSERT_EQ_INT(pp_profile_sample(&p, &foo, 1, 0, T + P, P), 0);
+    ASSERT_EQ_INT(pp_profile_sample(&p, &bar, 1, 1, T + P, P), 1);        /* other thread */
+    ASSERT_EQ_INT(pp_profile_sample(&p, &foo, 1, 0, T + 2 * P + 3000, P), 0);
+    ASSERT_EQ_INT(pp_profile_sample(&p, &bar, 1, 0, T + 3 * P + 40000000, P), 1);
+    ASSERT_EQ_INT(pp_profile_sample(&p, &foo, 1, 0, T + 4 * P + 40000000, P), 0);
+    ASSERT_OK(pp_thread_order_build(&p, &o));
+    pp_timeline_start(&tl, &p, &o, 0);
+    while (n < 8 && pp_timeline_next(&tl, &s[n]))
+        n++;
+    ASSERT_EQ_INT(n, 4);
+    /* foo from 1 s for two periods and the jitter */
+    ASSERT_EQ_UINT(s[0].stack, 0);
+    ASSERT_EQ_UINT(s[0].start_ns, T);
+    ASSERT_EQ_UINT(s[0].dur_ns, 2 * P + 3000);
+    ASSERT_EQ_UINT(s[0].value, 2);
+    /* the wait, to the microsecond the log keeps */
+    ASSERT_EQ_UINT(s[1].stack, PP_NONE);
+    ASSERT_EQ_UINT(s[1].start_ns, T + 2 * P + 3000);
+    ASSERT_EQ_UINT(s[1].dur_ns, 40000000 - 3000);
+    ASSERT_EQ_UINT(s[1].value, 0);
+    ASSERT_EQ_UINT(s[2].stack, 1);
+    ASSERT_EQ_UINT(s[2].start_ns, T + 2 * P + 40000000);
+    ASSERT_EQ_UINT(s[2].dur_ns, P);
+    ASSERT_EQ_UINT(s[3].stack, 0);
+    ASSERT_EQ_UINT(s[3].start_ns + s[3].dur_ns, T + 4 * P + 40000000);
+    pp_timeline_start(&tl, &p, &o, 1);
+    ASSERT_EQ_INT(pp_timeline_next(&tl, &s[0]), 1);
+    ASSERT_EQ_UINT(s[0].stack, 1);
+    ASSERT_EQ_INT(pp_timeline_next(&tl, &s[0]), 0);
+    pp_thread_order_free(&o);
+    pp_profile_free(&p);
+}
