@@ -38,7 +38,7 @@ ENGINE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(ENGINE_SRCS))
 # cli (commands) -> report (perf.data -> profile) -> output (profile -> bytes)
 #   -> profile (the model both fill and read: frames, stacks, threads, samples)
 # (tests/integration/test_layers.py checks the includes)
-CLI_SRCS := $(filter-out src/cli/main.c src/cli/sample_main.c,$(wildcard src/cli/*.c))
+CLI_SRCS := $(filter-out src/cli/main.c src/cli/sample_main.c src/cli/read_main.c,$(wildcard src/cli/*.c))
 CLI_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(CLI_SRCS))
 REPORT_SRCS := $(wildcard src/report/*.c)
 REPORT_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(REPORT_SRCS))
@@ -146,13 +146,14 @@ $(BUILD)/libperfpy_bpf.a: $(BUILD)/obj/sample/collect.c.o
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/modsyms.c.o \
-                            $(BUILD)/obj/sample/pyread.c.o $(BUILD)/obj/sample/pycode.c.o
+                            $(BUILD)/obj/sample/pyread.c.o $(BUILD)/obj/sample/pycode.c.o \
+                            $(BUILD)/obj/sample/pystack.c.o
 	rm -f $@ && ar rcs $@ $^
 
 $(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(PIPELINE_LIBS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/perfpy-sample: $(BUILD)/obj/cli/sample_main.c.o $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) \
+$(BUILD)/perfpy-sample: $(BUILD)/obj/cli/sample_main.c.o $(BUILD)/obj/cli/read_main.c.o $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) \
                         $(SAMPLE_LIB) $(PIPELINE_LIBS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BPF_LDLIBS) $(UNWIND_LDLIBS)
 

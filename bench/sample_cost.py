@@ -11,6 +11,7 @@ work are out) under each configuration, runs interleaved, medians.
 Configurations, each where it exists for that interpreter:
   plain          the interpreter alone
   perfpy sample  perfpy record --mode sample (BPF; nothing in the program)
+  perfpy read    perfpy record --mode read (no root: frames read from outside)
   perfpy jit     perfpy record --mode jit (perfpy's trampolines, perf record)
   -X perf        CPython's own trampolines (3.12+), not recorded: their cost
   py-spy         py-spy record (from PyPI, installed into BUILD/bench-venv; in
@@ -77,6 +78,8 @@ def configs(py, ver, a, spy, tmp):
     if a.perfpy or os.path.exists(os.path.join(a.build, "perfpy-sample")):
         c["perfpy sample"] = [perfpy, "record", "--mode", "sample", "-r", str(a.rate),
                               "-f", "collapsed", "-o", out + ".txt", "--", py]
+        c["perfpy read"] = [perfpy, "record", "--mode", "read", "-r", str(a.rate),
+                            "-f", "collapsed", "-o", out + "-read.txt", "--", py]
     c["perfpy jit"] = [perfpy, "record", "--mode", "jit", "-r", str(a.rate),
                        "-f", "collapsed", "-o", out + "-jit.txt", "--", py]
     if ver >= (3, 12):

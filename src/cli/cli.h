@@ -63,6 +63,8 @@ int pp_find_libdir_quiet(char *buf, size_t cap);
  * with path the place beside perfpy and why what the build lacked ("" when
  * it did not say; libdir may be NULL). */
 int pp_sampler_find(const char *libdir, char *path, size_t cap, char *why, size_t why_cap);
+/* perfpy-sample --read ...: read mode's recorder (read_main.c). */
+int pp__read_main(int argc, char **argv);
 /* The sentence for a perfpy without it, from pp_sampler_find's path and why. */
 void pp_sampler_absent(const char *path, const char *why, char *buf, size_t cap);
 

@@ -319,9 +319,11 @@ static int choose(plan *p)
         return pp_fail("cannot find perfpy's own executable: %s", strerror(errno));
     if (p->o.pid && kill((pid_t)p->o.pid, 0) != 0 && errno == ESRCH)
         return pp_fail("no process %ld (is it still running?)", p->o.pid);
-    if (p->o.pid && strcmp(p->o.mode, "sample") != 0 && (rc = attach_mode(p)) != 0)
+    if (p->o.pid && strcmp(p->o.mode, "sample") != 0 && strcmp(p->o.mode, "read") != 0 &&
+        (rc = attach_mode(p)) != 0)
         return rc;
-    sample = strcmp(p->o.mode, "sample") == 0;     /* needs no perf */
+    sample = strcmp(p->o.mode, "sample") == 0 ||
+             strcmp(p->o.mode, "read") == 0;       /* need no perf */
 
     if (!sample && pp_perf_find(NULL, p->perf, sizeof(p->perf), &err) < 0)
         return pp_fail_error(&err);
@@ -692,7 +694,7 @@ int pp_cmd_record(int argc, char **argv)
     rc = pp_parsed("record", pp_record_parse(argc, argv, &p->o, &u), &u, pp__record_help);
     if (rc >= 0 || (rc = choose(p)) != 0)
         goto out;
-    if (strcmp(p->mode, "sample") == 0) {
+    if (strcmp(p->mode, "sample") == 0 || strcmp(p->mode, "read") == 0) {
         rc = pp__record_sample(&p->o, &p->interp, p->libdir, sizeof(p->libdir), p->self,
                                p->output);
         goto out;

@@ -55,7 +55,8 @@ void pp__record_help(FILE *out)
             "                        perf_jit, or perf mode), its mode is used; absent,\n"
             "                        --mode auto attaches in sample mode where it can\n"
             "                        (root), and --mode perf|jit (or no sample mode)\n"
-            "                        refuse with what to do\n"
+            "                        refuse with what to do; --mode sample or read\n"
+            "                        attach to any CPython\n"
             "      --mode MODE       auto (default): perf map + frame pointers when the\n"
             "                        interpreter keeps frame pointers, else jit; perf:\n"
             "                        names from /tmp/perf-<pid>.map (without frame\n"
@@ -68,7 +69,10 @@ void pp__record_help(FILE *out)
             "                        read at each sample (perf is not used; executing\n"
             "                        lines; children followed; not with -f perf,\n"
             "                        --inline, --stack-size, --keep, nor -d with a\n"
-            "                        PROGRAM)\n"
+            "                        PROGRAM); read (no root): no hook, its Python\n"
+            "                        frames read from outside on a timer, as py-spy\n"
+            "                        does (processes this user may ptrace; CPU time\n"
+            "                        from the threads' state; no native frames)\n"
             "      --stack-size BYTES  stack copied per sample for DWARF unwinding, a\n"
             "                        multiple of 8 up to %d (default: %d, about 60\n"
             "                        Python frames on 3.8-3.13, 30 on 3.14+)\n"
@@ -155,8 +159,8 @@ static int record_option(int c, void *opts, pp_usage *u)
         break;
     case OPT_MODE:
         if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "jit") &&
-            strcmp(optarg, "sample"))
-            return pp_usage_set(u, "--mode must be auto, perf, jit or sample, not '%s'",
+            strcmp(optarg, "sample") && strcmp(optarg, "read"))
+            return pp_usage_set(u, "--mode must be auto, perf, jit, sample or read, not '%s'",
                                   optarg);
         o->mode = optarg;
         break;
@@ -192,7 +196,7 @@ static int record_option(int c, void *opts, pp_usage *u)
  * anything starts, not found out after the program ran. */
 static int combinations(const pp_record_opts *o, pp_usage *u)
 {
-    int sample = strcmp(o->mode, "sample") == 0;
+    int sample = strcmp(o->mode, "sample") == 0 || strcmp(o->mode, "read") == 0;
 
     if (o->format->recording && o->output && strcmp(o->output, "-") == 0)
         return pp_usage_set(u, "-f perf writes a perf.data and keeps its jitted code in "
@@ -203,29 +207,31 @@ static int combinations(const pp_record_opts *o, pp_usage *u)
 
 int pp__record_sample_refusal(const pp_record_opts *o, pp_usage *u)
 {
+    int read = strcmp(o->mode, "read") == 0;     /* the same, with -d built */
     const struct {
         int given;
         const char *why;
     } no[] = {
-        {o->format->recording, "--mode sample makes no perf.data (perf is not used), so -f "
+        {o->format->recording, "--mode %s makes no perf.data (perf is not used), so -f "
                                "perf cannot be written: choose another format, or --mode "
                                "auto for a perf.data"},
-        {o->argv && o->duration > 0, "--duration with a program it starts is not built in "
-                                     "sample mode yet: the recording ends with the program "
-                                     "(or attach with -p PID -d SECONDS)"},
-        {o->inline_frames, "--inline is not built in sample mode (it names functions from "
+        {!read && o->argv && o->duration > 0, "--duration with a program it starts is not "
+                                              "built in %s mode yet: the recording ends with "
+                                              "the program (or attach with -p PID -d "
+                                              "SECONDS)"},
+        {o->inline_frames, "--inline is not built in %s mode (it names functions from "
                            "symbol tables, without inlined ones): leave it out, or --mode "
                            "auto"},
-        {o->stack_size_given, "--stack-size is perf's; sample mode copies 68 KiB of stack "
-                              "per sample and reads up to 256 Python frames whatever its "
-                              "size: leave it out"},
-        {o->keep, "--keep keeps perf's recording and intermediate files; sample mode makes "
+        {o->stack_size_given, "--stack-size is perf's; %s mode copies no stack for perf "
+                              "to unwind, and reads up to 256 Python frames (read mode "
+                              "128): leave it out"},
+        {o->keep, "--keep keeps perf's recording and intermediate files; %s mode makes "
                   "none (the profile is written from memory): leave it out"},
     };
 
     for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
         if (no[i].given)
-            return pp_usage_set(u, "%s", no[i].why);
+            return pp_usage_set(u, no[i].why, o->mode);
     return PP_PARSED_RUN;
 }
 

@@ -55,6 +55,9 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
         snprintf(exe, sizeof(exe), "/proc/%ld/exe", o->pid);
         if (pp_find_libdir(libdir, libdir_cap) < 0)
             return PP_EXIT_FAIL;
+        if (readlink(exe, said, sizeof(said)) < 0 && (errno == EACCES || errno == EPERM))
+            return pp_fail("cannot read the memory of the process %ld: not permitted (it "
+                           "is another user's: run perfpy as that user, or as root)", o->pid);
         if (pp_interp_probe(exe, interp, said, sizeof(said)) != 0 || !interp->cpython)
             return pp_fail("the process %ld does not run a CPython perfpy can ask its "
                            "version (%s)", o->pid, exe);
@@ -86,6 +89,8 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
     if (!(argv = calloc((size_t)n + 12, sizeof(*argv))))
         return pp_fail("out of memory");
     argv[k++] = helper;
+    if (strcmp(o->mode, "read") == 0)
+        argv[k++] = "--read";
     argv[k++] = (char *)o->format->name;
     argv[k++] = (char *)output;
     argv[k++] = rate;

@@ -469,6 +469,8 @@ int main(int argc, char **argv)
 
     if (argc == 2 && strcmp(argv[1], "--check") == 0)
         return check();
+    if (argc > 1 && strcmp(argv[1], "--read") == 0)
+        return pp__read_main(argc - 1, argv + 1);      /* read mode: read_main.c */
     if (argc < 11 || (strcmp(argv[9], "--") != 0 && strcmp(argv[9], "-p") != 0)) {
         fprintf(stderr, "perfpy-sample is run by `perfpy record --mode sample`\n");
         return PP_EXIT_USAGE;

@@ -162,6 +162,11 @@ static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
     return n < 0 ? -errno : -EFAULT;
 }
 
+int pp_pyread_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+    return peek(pid, addr, buf, len);
+}
+
 static int peek_ptr(pid_t pid, uint64_t addr, int32_t off, uint64_t *v)
 {
     if (off < 0)

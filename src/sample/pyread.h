@@ -73,6 +73,10 @@ typedef struct pp_pyread_fields {
     int32_t def_line;            /* co_firstlineno */
 } pp_pyread_fields;
 
+/* len bytes of pid's memory at addr (process_vm_readv): 0, or -errno
+ * (-EFAULT: not all of it readable; -EPERM: not ours to read). */
+int pp_pyread_peek(pid_t pid, uint64_t addr, void *buf, size_t len);
+
 /* 1 when the object at obj in pid has the type at type (0: unchecked). */
 int pp_pyread_is(pid_t pid, const pp_py_offsets *o, uint64_t obj, uint64_t type);
 

@@ -1,0 +1,496 @@
+/*
+ * perfpy-sample --read: read mode's recorder. No hook, no privilege: the
+ * program's Python frames are read from outside (process_vm_readv,
+ * pystack.c) on a timer, RATE times a second, as py-spy reads them. The
+ * kernel lets a user read the memory of its own processes that it may
+ * ptrace: the program perfpy starts (its child) and that program's
+ * children, and with -p a process of the same user where
+ * kernel.yama.ptrace_scope allows it. Run by record_sample.c as
+ *
+ *   perfpy-sample --read FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION PROCESSES THREADS -- PROGRAM [ARGS...]
+ *   perfpy-sample --read FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION PROCESSES THREADS -p PID
+ *
+ * At each tick, for the program and each of its descendants (found in
+ * /proc, so the workers of a pool started before an attach are read too)
+ * running the program's Python: every thread's Python stack, named once
+ * per code object (pycode.c) with its executing line (linetable.c). A
+ * thread counts when the kernel says it is running (its state in
+ * /proc/PID/task/TID/stat is R): the profile is of CPU time, as in the
+ * other modes; the ticks a thread waits are counted apart. The program is
+ * never stopped, so no native frame is read (that needs its registers);
+ * a stack read to its thread's first frame is whole.
+ */
+#include "cli.h"
+#include "output/output.h"
+#include "report/fold.h"
+#include "report/report.h"
+#include "sample/maps.h"
+#include "sample/pycode.h"
+#include "sample/pyread.h"
+#include "sample/pystack.h"
+#include "sample/splice.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SCAN_NS 100000000ull        /* descendants looked for every 100 ms */
+#define LOOKS 200                   /* maps searched for _PyRuntime, per process */
+
+typedef struct rproc {
+    pid_t pid;
+    unsigned long long start;       /* its start time: a reused pid is another */
+    uint64_t runtime;
+    int looks, foreign, tid_off, have_types, gone;
+    pp_pyread_types types;
+    char comm[16];
+} rproc;
+
+typedef struct reader {
+    pid_t pid;                      /* the program, or the process attached to */
+    pp_py_offsets off;
+    char runtime_file[4096];
+    rproc *procs;
+    size_t nprocs, cap;
+    pp_pycode *codes;
+    pp_splicer *sp;
+    pp_folder *fold;
+    pp_pystack_thread *threads;
+    uint64_t ticks, samples, waiting, failed, foreign;
+    int denied;                     /* -EPERM reading the program */
+    int stopped;                    /* the duration or Ctrl-C ended it */
+    double seconds;                 /* how long it ran */
+} reader;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* /proc/PID[/task/TID]/stat: its state letter, parent and start time. */
+static int stat_of(pid_t pid, pid_t tid, char *state, pid_t *ppid, unsigned long long *start)
+{
+    char path[64], buf[1024];
+    const char *p;
+    int fd;
+    ssize_t n;
+
+    if (tid)
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    else
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return -errno;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -EIO;
+    buf[n] = '\0';
+    if (!(p = strrchr(buf, ')')) || p[1] != ' ')
+        return -EIO;
+    *state = p[2];
+    if (ppid || start) {
+        int ppid_i = 0;
+        unsigned long long st = 0;
+
+        /* fields 4 (ppid) and 22 (starttime), after the state (3) */
+        if (sscanf(p + 4, "%d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                   "%*d %*d %llu", &ppid_i, &st) != 2)
+            return -EIO;
+        if (ppid)
+            *ppid = ppid_i;
+        if (start)
+            *start = st;
+    }
+    return 0;
+}
+
+static rproc *add_proc(reader *r, pid_t pid, unsigned long long start)
+{
+    rproc *p;
+
+    for (size_t i = 0; i < r->nprocs; i++)
+        if (r->procs[i].pid == pid) {
+            if (r->procs[i].start == start)
+                return &r->procs[i];
+            pp_pycode_forget(r->codes, pid);       /* its pid reused */
+            p = &r->procs[i];
+            goto fill;
+        }
+    if (r->nprocs == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        rproc *more = realloc(r->procs, cap * sizeof(*more));
+
+        if (!more)
+            return NULL;
+        r->procs = more;
+        r->cap = cap;
+    }
+    p = &r->procs[r->nprocs++];
+fill:
+    memset(p, 0, sizeof(*p));
+    p->pid = pid;
+    p->start = start;
+    p->tid_off = -1;
+    return p;
+}
+
+/* The program's descendants, from every process's parent in /proc. */
+static void scan(reader *r)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    pid_t *pids = NULL, *parents = NULL;
+    unsigned long long *starts = NULL;
+    size_t n = 0, cap = 0;
+    char state;
+
+    for (size_t i = 0; i < r->nprocs; i++)
+        r->procs[i].gone = 1;
+    while (d && (e = readdir(d))) {
+        pid_t pid = (pid_t)atoi(e->d_name), ppid;
+        unsigned long long start;
+
+        if (pid <= 0 || stat_of(pid, 0, &state, &ppid, &start) != 0 || state == 'Z')
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 512;
+            pids = realloc(pids, cap * sizeof(*pids));
+            parents = realloc(parents, cap * sizeof(*parents));
+            starts = realloc(starts, cap * sizeof(*starts));
+            if (!pids || !parents || !starts)
+                break;
+        }
+        pids[n] = pid;
+        parents[n] = ppid;
+        starts[n++] = start;
+    }
+    if (d)
+        closedir(d);
+    /* the program first, then each process whose parent is one of ours */
+    for (size_t round = 0, grew = 1; grew && pids && parents && starts; round++) {
+        grew = 0;
+        for (size_t i = 0; i < n; i++) {
+            int ours = pids[i] == r->pid, known = 0;
+
+            for (size_t j = 0; j < r->nprocs && !ours; j++)
+                ours = !r->procs[j].gone && r->procs[j].pid == parents[i];
+            for (size_t j = 0; j < r->nprocs; j++)
+                known |= !r->procs[j].gone && r->procs[j].pid == pids[i];
+            if (ours && !known) {
+                rproc *p = add_proc(r, pids[i], starts[i]);
+
+                if (p)
+                    p->gone = 0;
+                grew = 1;
+            }
+        }
+    }
+    free(pids);
+    free(parents);
+    free(starts);
+}
+
+/* p's _PyRuntime and what goes with it, once its image and libpython are
+ * mapped; p runs the program's Python only if it is in the same file. */
+static void find_runtime(reader *r, rproc *p)
+{
+    pp_maps maps = {0};
+    char file[4096], path[64];
+    uint64_t runtime;
+    FILE *f;
+
+    if (p->runtime || p->foreign || p->looks >= LOOKS)
+        return;
+    p->looks++;
+    if (pp_maps_read(p->pid, &maps) != 0)
+        return;
+    if (pp_py_symbol_address(&maps, "_PyRuntime", &runtime, file, sizeof(file)) == 0) {
+        if (!r->runtime_file[0])
+            snprintf(r->runtime_file, sizeof(r->runtime_file), "%s", file);
+        if (strcmp(file, r->runtime_file) != 0) {
+            p->foreign = 1;
+            r->foreign++;
+        } else {
+            p->runtime = runtime;
+            p->have_types = pp_pyread_types_find(&maps, &p->types) == 0;
+        }
+    }
+    pp_maps_free(&maps);
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)p->pid);
+    if ((f = fopen(path, "r"))) {
+        if (fgets(p->comm, sizeof(p->comm), f))
+            p->comm[strcspn(p->comm, "\n")] = '\0';
+        fclose(f);
+    }
+}
+
+/* One thread's stack into the profile. */
+static void fold_thread(reader *r, const rproc *p, const pp_pystack_thread *t, uint64_t now)
+{
+    static pp_pyframe py[PP_PYSTACK_DEPTH];
+    pp_sample ps;
+    pp_script_sample out;
+
+    for (size_t i = 0; i < t->n; i++) {
+        const pp_pycode_entry *e = pp_pycode_get(r->codes, p->pid, &r->off,
+                                                 p->have_types ? &p->types : NULL,
+                                                 &t->f[i].id);
+        int named = e && e->qualname[0];
+
+        py[i] = (pp_pyframe){named ? e->qualname : "[unknown]", named ? e->file : "",
+                             named ? pp_pycode_line(e, &r->off, t->f[i].id.code,
+                                                    t->f[i].instr) : 0,
+                             named ? e->def_line : 0, t->f[i].entry};
+    }
+    memset(&ps, 0, sizeof(ps));
+    ps.pid = p->pid;
+    ps.tid = t->tid ? t->tid : p->pid;
+    ps.time_ns = now;
+    ps.period = 1;
+    memcpy(ps.comm, p->comm, sizeof(ps.comm));
+    ps.py = py;
+    ps.npy = t->n;
+    ps.py_truncated = t->truncated;
+    ps.py_whole = t->whole;
+    if (pp_splice(r->sp, &ps, NULL, 0, NULL, 0, &out) != 0 || pp_fold_sample(r->fold, &out) != 0)
+        r->failed++;
+    r->samples++;
+}
+
+/* One tick: every thread of every process, read now. */
+static void tick(reader *r)
+{
+    uint64_t now = mono_ns();
+
+    r->ticks++;
+    for (size_t i = 0; i < r->nprocs; i++) {
+        rproc *p = &r->procs[i];
+        int n;
+
+        if (p->gone)
+            continue;
+        find_runtime(r, p);
+        if (!p->runtime)
+            continue;
+        if (p->tid_off < 0)
+            p->tid_off = pp_pystack_tid_offset(p->pid, &r->off, p->runtime);
+        n = pp_pystack_read(p->pid, &r->off, p->runtime, p->tid_off, r->threads,
+                            PP_PYSTACK_THREADS);
+        if (n == -EPERM && p->pid == r->pid)
+            r->denied = 1;
+        for (int k = 0; k < n; k++) {
+            const pp_pystack_thread *t = &r->threads[k];
+            char state = 'R';
+
+            if (!t->n)
+                continue;
+            /* a thread whose tid is not known counts as running */
+            if (t->tid && stat_of(p->pid, t->tid, &state, NULL, NULL) != 0)
+                continue;
+            if (state != 'R') {
+                r->waiting++;
+                continue;
+            }
+            fold_thread(r, p, t, now);
+        }
+    }
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* Ticks until the program ends (started: *status its wait status), or,
+ * attached, until it ends, the duration passes or Ctrl-C. A started
+ * program past its duration gets SIGINT, as on Ctrl-C, then SIGTERM and
+ * SIGKILL a second apart if it goes on. */
+static void run(reader *r, long rate, double duration, int started, int *status)
+{
+    uint64_t period = 1000000000ull / (uint64_t)(rate > 0 ? rate : 1), next = mono_ns();
+    uint64_t end = duration > 0 ? next + (uint64_t)(duration * 1e9) : 0, scanned = 0;
+    int sent = 0;
+
+    for (;;) {
+        uint64_t now = mono_ns();
+        struct timespec ts;
+
+        if (started) {
+            pid_t w = waitpid(r->pid, status, WNOHANG);
+
+            if (w == r->pid || (w < 0 && errno != EINTR))
+                return;
+        } else if (interrupted || (kill(r->pid, 0) != 0 && errno == ESRCH)) {
+            r->stopped = interrupted;
+            return;
+        }
+        if (end && now >= end + (uint64_t)sent * 1000000000ull) {
+            r->stopped = 1;
+            if (!started)
+                return;
+            kill(r->pid, sent == 0 ? SIGINT : sent == 1 ? SIGTERM : SIGKILL);
+            sent += sent < 2;
+        }
+        if (now - scanned >= SCAN_NS) {
+            scan(r);
+            scanned = now;
+        }
+        tick(r);
+        next += period;
+        if (next < mono_ns())
+            next = mono_ns() + period;          /* behind: the missed ticks are gone */
+        ts.tv_sec = (time_t)(next / 1000000000ull);
+        ts.tv_nsec = (long)(next % 1000000000ull);
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+    }
+}
+
+static pid_t start(char **argv)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
+        execvp(argv[0], argv);
+        fprintf(stderr, "perfpy: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    return pid;
+}
+
+static void notes(const reader *r)
+{
+    pp_pycode_stats cs = pp_pycode_stats_of(r->codes);
+
+    if (r->nprocs > 1)
+        fprintf(stderr, "perfpy: read %zu processes (the process %d and its descendants)\n",
+                r->nprocs, (int)r->pid);
+    if (r->waiting)
+        fprintf(stderr, "perfpy: %llu reads found a thread waiting (not running): they are "
+                "not in this CPU profile\n", (unsigned long long)r->waiting);
+    if (r->foreign)
+        fprintf(stderr, "perfpy: %llu processes ran another Python (not %s): their Python "
+                "frames are not read\n", (unsigned long long)r->foreign, r->runtime_file);
+    if (cs.freed)
+        fprintf(stderr, "perfpy: %llu code objects were freed before they could be named: "
+                "their frames are [unknown]\n", (unsigned long long)cs.freed);
+    if (r->failed)
+        fprintf(stderr, "perfpy: %llu samples could not be folded (out of memory)\n",
+                (unsigned long long)r->failed);
+}
+
+/* The profile written and summed up, or "no samples" said; the program's
+ * status (wait_status; attached: 0) as perfpy's. */
+static int finish(reader *r, pp_profile *prof, const char *format, const char *output,
+                  int attached, int wait_status)
+{
+    pp_report_result rr;
+    pp_error e;
+    const pp_format *f = pp_format_find(format);
+    pp_write_opts wo = {NULL};
+    int rc = attached ? 0 : WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status)
+             : WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : PP_EXIT_FAIL;
+
+    pp_fold_close(r->fold);
+    r->fold = NULL;
+    memset(&rr, 0, sizeof(rr));
+    pp__record_say_end(r->stopped, r->seconds, attached ? 0 : wait_status);
+    if (prof->samples == 0) {
+        pp__record_say_no_samples(attached ? (long)r->pid : 0, r->seconds);
+        rc = rc ? rc : PP_EXIT_FAIL;
+    } else if (!f || pp_output_write(prof, f, output, &wo, &e) != 0) {
+        fprintf(stderr, "perfpy: cannot write %s: %s\n", output, f ? e.message : "unknown format");
+        rc = PP_EXIT_FAIL;
+    } else {
+        rr.profile = *prof;
+        rr.sample_mode = 1;
+        snprintf(rr.output, sizeof(rr.output), "%s", output);
+        pp_summary_print(stderr, &rr, 10);
+    }
+    pp_profile_free(prof);
+    return rc;
+}
+
+int pp__read_main(int argc, char **argv)
+{
+    reader r;
+    pp_profile prof;
+    pp_fold_opts fo = {0};
+    long rate;
+    uint64_t t0;
+    int status = 0, rc, attached;
+
+    if (argc < 11 || (strcmp(argv[9], "--") != 0 && strcmp(argv[9], "-p") != 0)) {
+        fprintf(stderr, "perfpy-sample --read is run by `perfpy record --mode read`\n");
+        return PP_EXIT_USAGE;
+    }
+    memset(&r, 0, sizeof(r));
+    rate = strtol(argv[3], NULL, 10);
+    fo.no_native = 1;
+    fo.processes = (int)strtol(argv[7], NULL, 10);
+    fo.threads = strcmp(argv[8], "1") == 0;
+    attached = strcmp(argv[9], "-p") == 0;
+    if (pp_pyoffsets_read(argv[4], &r.off) != 0) {
+        fprintf(stderr, "perfpy: %s holds no structure offsets perfpy can use: rebuild "
+                "perfpy (make)\n", argv[4]);
+        return PP_EXIT_FAIL;
+    }
+    if (pp_profile_init(&prof) != 0 || pp_fold_open(&r.fold, &prof, &fo) != 0 ||
+        pp_splice_open(&r.sp, NULL) != 0 || pp_pycode_open(&r.codes) != 0 ||
+        !(r.threads = calloc(PP_PYSTACK_THREADS, sizeof(*r.threads)))) {
+        fprintf(stderr, "perfpy: out of memory\n");
+        return PP_EXIT_FAIL;
+    }
+    if (attached) {
+        r.pid = (pid_t)strtol(argv[10], NULL, 10);
+        signal(SIGINT, on_interrupt);
+        signal(SIGTERM, on_interrupt);
+        fprintf(stderr, "perfpy: recording the process %d in read mode (%ld Hz; no hook, no "
+                "root: its Python frames read from outside); Ctrl-C stops\n", (int)r.pid, rate);
+    } else {
+        signal(SIGINT, SIG_IGN);   /* the program gets Ctrl-C; it ends, then we do */
+        fprintf(stderr, "perfpy: recording %s in read mode (%ld Hz; no hook, no root: its "
+                "Python frames read from outside)\n", argv[10], rate);
+        fflush(stderr);
+        if ((r.pid = start(argv + 10)) < 0) {
+            fprintf(stderr, "perfpy: cannot start %s: %s\n", argv[10], strerror(errno));
+            return PP_EXIT_FAIL;
+        }
+    }
+    t0 = mono_ns();
+    run(&r, rate, strtod(argv[6], NULL), !attached, &status);
+    r.seconds = (double)(mono_ns() - t0) / 1e9;
+    if (r.denied && !r.samples) {
+        fprintf(stderr, "perfpy: cannot read the memory of the process %d: not permitted (a "
+                "user may read only its own processes, and kernel.yama.ptrace_scope may "
+                "allow only children: run perfpy as that process's user, or as root for "
+                "sample mode)\n", (int)r.pid);
+        rc = PP_EXIT_FAIL;
+    } else {
+        notes(&r);
+        rc = finish(&r, &prof, argv[1], argv[2], attached, status);
+    }
+    if (r.fold) {
+        pp_fold_close(r.fold);
+        pp_profile_free(&prof);
+    }
+    pp_splice_close(r.sp);
+    pp_pycode_close(r.codes);
+    free(r.threads);
+    free(r.procs);
+    return rc;
+}
