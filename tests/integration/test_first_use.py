@@ -254,3 +254,39 @@ class FirstUse(RecordTest):
                      % (py.label, cut, sum(stacks.values()), sum(junk.values())))
                 self.assertGreater(sum(stacks.values()), 100)
                 self.assertEqual(junk, {})
+
+    @needs_perf
+    def test_one_function_one_name_or_the_docs_say_why(self):
+        """json's JSONDecoder.raw_decode (Python code calling the C scanner)
+        in the default mode and in sample mode, on each interpreter: the
+        default mode names it JSONDecoder.raw_decode on every version; sample
+        mode does too from 3.11 (co_qualname), and on 3.8-3.10 it is
+        raw_decode, which the README and the man page say, with the reason
+        (before: said nowhere)."""
+        prog = self.write("decode.py", "import json\n"
+                          "doc = json.dumps([{'k%d' % i: list(range(20))} for i in range(3000)])\n"
+                          "for _ in range(60):\n    json.loads(doc)\n")
+        with open(os.path.join(support.ROOT, "README.md")) as f:
+            readme = " ".join(f.read().split())
+        with open(os.path.join(support.ROOT, "docs", "perfpy.1")) as f:
+            man = " ".join(f.read().split())
+        modes = ["auto"] + (["sample"] if can_sample() else [])
+        for py in interpreters():
+            for mode in modes:
+                with self.subTest(py=py.label, mode=mode):
+                    out = self.out("decode-%s-%s.txt" % (mode, py.label))
+                    p = self.record(["--mode", mode, "-f", "collapsed", "-o", out],
+                                    [py.path, prog])
+                    self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                    names = {m for s_ in collapsed_counts(out)
+                             for m in re.findall(r"(?:^|;)([\w.<>]*raw_decode) \(", s_)}
+                    self.assertTrue(names, p.stderr[-1500:])
+                    if mode == "sample" and py.version_info < (3, 11):
+                        self.assertEqual(names, {"raw_decode"})
+                        self.assertIn("on CPython 3.8 to 3.10 a function is named by its "
+                                      "code object's `co_name` (`raw_decode`, where the "
+                                      "trampoline modes say `JSONDecoder.raw_decode`)", readme)
+                        self.assertIn("In sample mode on CPython 3.8 to 3.10 a function is "
+                                      "named by its code object's co_name", man)
+                    else:
+                        self.assertEqual(names, {"JSONDecoder.raw_decode"})

@@ -692,16 +692,31 @@ class SampleMode(RecordTest):
                     self.assertEqual(len(roots[fn]), 1, roots[fn])
                     self.assertGreater(sum(roots[fn].values()), 20, roots)
                 self.assertEqual(len({r for v in roots.values() for r in v}), 4, roots)
-                # each busy for the same CPU time: sampled alike. A process
-                # with two events on it, its own and its parent's inherited,
-                # got twice the samples (320 against 160). A quiet machine
-                # gives 157 to 162 each; in CI a parent and its child, busy
-                # at once on the two CPUs, split their 320 as 174 and 146
-                # (not explained: interrupt time counts in the sampling
-                # clock, not in the CPU time they measure themselves)
-                busy = [sum(roots[fn].values())
-                        for fn in ("parent_work", "forked_child", "execd_python")]
-                self.assertLess(max(busy), min(busy) * 1.5, busy)
+                # each process's samples against its own CPU time, which it
+                # reports (399 Hz of CPU time: a sample per 2.5 ms of it). A
+                # process with two events on it, its own and its parent's
+                # inherited, got twice the samples (320 against 160): 2x.
+                # How the scheduler shares the CPUs among them is not
+                # perfpy's to keep equal (CI under the suite's load: 127,
+                # 193 and 160), and a parent and its forked child busy at
+                # once under load split their samples unevenly while their
+                # sum holds (224 and 95 for 0.40 s of CPU each, one run in
+                # 20 at load 8; the kernel's, not explained): the pair is
+                # judged on its sum (within 20%), each process loosely
+                # (0.5-1.6), which a doubled count still fails
+                cpu = {m.group(1): float(m.group(2))
+                       for m in re.finditer(r"^cpu (\w+) ([\d.]+)$", p.stdout, re.M)}
+                got = {fn: sum(roots[fn].values())
+                       for fn in ("parent_work", "forked_child", "execd_python")}
+                for fns, lo, hi in ((("parent_work", "forked_child"), 0.8, 1.2),
+                                    (("execd_python",), 0.8, 1.2),
+                                    (("parent_work",), 0.5, 1.6),
+                                    (("forked_child",), 0.5, 1.6)):
+                    want = 399 * sum(cpu[fn] for fn in fns)
+                    n = sum(got[fn] for fn in fns)
+                    self.assertTrue(want * lo < n < want * hi,
+                                    "%s: %d samples for %.3f s of CPU (%d at 399 Hz)"
+                                    % ("+".join(fns), n, want / 399, want))
                 self.assertRegex(p.stderr, r"followed \d+ child process")
                 if other:
                     self.assertNotIn("other_python", roots)

@@ -1,7 +1,8 @@
 """Sample mode's children (issue 15): a forked child, an exec'd Python
 (the same interpreter, sys.executable) and a program that is no Python,
-each busy for about SECONDS of CPU time in a function of its own.
-Optional: OTHER, another interpreter's path, run the same way.
+each busy for about SECONDS of CPU time in a function of its own, which
+prints the CPU time it used ("cpu NAME SECONDS": its samples are judged
+against it). Optional: OTHER, another interpreter's path, run the same way.
 
     python fork_exec.py [SECONDS] [OTHER]
 """
@@ -12,24 +13,31 @@ import time
 
 SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 0.5
 OTHER = sys.argv[2] if len(sys.argv) > 2 else None
-BUSY = ("import time\n"
+BUSY = ("import os, time\n"
         "def {0}():\n"
-        "    end = time.process_time() + {1}\n"
+        "    start = time.process_time()\n"
+        "    end = start + {1}\n"
         "    while time.process_time() < end:\n"
         "        pass\n"
+        "    os.write(1, b'cpu {0} %.4f\\n' % (time.process_time() - start))\n"
         "{0}()\n")
 
 
-def forked_child():
-    end = time.process_time() + SECONDS
+def busy(name):
+    start = time.process_time()
+    end = start + SECONDS
     while time.process_time() < end:
         pass
+    # one write: the parent's and the forked child's lines never interleave
+    os.write(1, b"cpu %s %.4f\n" % (name.encode(), time.process_time() - start))
+
+
+def forked_child():
+    busy("forked_child")
 
 
 def parent_work():
-    end = time.process_time() + SECONDS
-    while time.process_time() < end:
-        pass
+    busy("parent_work")
 
 
 pid = os.fork()
