@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -339,6 +340,7 @@ static int finish(state *st, pp_profile *prof, const char *format, const char *o
     pp_error e;
     const pp_format *f = pp_format_find(format);
     pp_write_opts wo = {NULL};
+    struct rusage ru;
     int rc;
 
     pp_fold_close(st->fold);
@@ -359,6 +361,10 @@ static int finish(state *st, pp_profile *prof, const char *format, const char *o
     }
     rr.profile = *prof;
     rr.sample_mode = 1;
+    rr.seconds = now_s() - (st->t0 + st->seconds);
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        rr.own_cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
     snprintf(rr.output, sizeof(rr.output), "%s", output);
     pp_summary_print(stderr, &rr, 10);
     pp_profile_free(prof);

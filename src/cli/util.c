@@ -115,6 +115,8 @@ static void progress_line(void *ctx, pp_progress_step step, uint64_t samples, do
     (void)ctx;
     if (step == PP_PROGRESS_INJECT)
         fprintf(stderr, "perfpy: perf inject --jit ...\r");
+    else if (step == PP_PROGRESS_SCRIPT)
+        fprintf(stderr, "\rperfpy: perf script ...\033[K");
     else if (step == PP_PROGRESS_SAMPLES)
         fprintf(stderr, "\rperfpy: reading samples: %llu (%.0f s)\033[K",
                 (unsigned long long)samples, s);
@@ -122,9 +124,29 @@ static void progress_line(void *ctx, pp_progress_step step, uint64_t samples, do
         fprintf(stderr, "\r\033[K");
 }
 
+/* Not a terminal (a log, CI): one line when the work begins, what it is. */
+static void progress_plain(void *ctx, pp_progress_step step, uint64_t samples, double s)
+{
+    int *said = ctx;
+
+    (void)samples;
+    (void)s;
+    if (*said || (step != PP_PROGRESS_INJECT && step != PP_PROGRESS_SCRIPT))
+        return;
+    *said = 1;
+    fprintf(stderr, "perfpy: making the profile (%sperf script, folding) ...\n",
+            step == PP_PROGRESS_INJECT ? "perf inject --jit, " : "");
+}
+
 pp_progress pp_progress_on_stderr(int quiet)
 {
-    return (pp_progress){.fn = !quiet && isatty(2) ? progress_line : NULL};
+    static int said;
+
+    said = 0;
+    if (quiet)
+        return (pp_progress){.fn = NULL};
+    return isatty(2) ? (pp_progress){.fn = progress_line}
+                     : (pp_progress){.fn = progress_plain, .ctx = &said};
 }
 
 int pp_option_format(const char *arg, const pp_format **out, pp_usage *u)

@@ -20,6 +20,7 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +42,17 @@ typedef struct fold_ctx {
     double start, last;
     uint64_t n;
 } fold_ctx;
+
+/* CPU seconds (user + system) of this process or of its waited-for children. */
+static double cpu_s(int who)
+{
+    struct rusage ru;
+
+    if (getrusage(who, &ru) != 0)
+        return 0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
 
 static void tell(const pp_progress *p, pp_progress_step step, uint64_t n, double s)
 {
@@ -216,7 +228,9 @@ static int inject(run *x)
         sizeof(x->path))
         return pp_error_set(x->e, -ENAMETOOLONG, "temporary path too long: %s", x->tmp);
     tell(&x->o->progress, PP_PROGRESS_INJECT, 0, 0);
+    r->inject_s = now_s();
     rc = pp_perf_inject(x->perf, x->o->input, x->path, x->tmp, &r->info, &x->made, x->e);
+    r->inject_s = now_s() - r->inject_s;
     tell(&x->o->progress, PP_PROGRESS_DONE, 0, 0);
     if (rc < 0) {
         pp_perf_explain_newer_writer(x->perf, x->o->input, &r->info, x->e);
@@ -254,7 +268,10 @@ static int script(run *x)
     int rc;
 
     lines_dir_for(x->o, x->lines_dir, sizeof(x->lines_dir));
+    tell(&x->o->progress, PP_PROGRESS_SCRIPT, 0, 0);
+    x->r->script_s = now_s();
     rc = pp_perf_script(x->perf, x->data, x->tmp, x->o->inline_frames, fold_fd, &c, x->e);
+    x->r->script_s = now_s() - x->r->script_s;
     if (rc < 0) {
         pp_perf_explain_newer_writer(x->perf, x->o->input, &x->r->info, x->e);
         return rc;
@@ -331,7 +348,7 @@ int pp_report(const pp_report_opts *o, pp_report_result *r)
 {
     run *x;
     int rc;
-    double t0 = now_s();
+    double t0 = now_s(), self0 = cpu_s(RUSAGE_SELF), kids0 = cpu_s(RUSAGE_CHILDREN);
 
     memset(r, 0, sizeof(*r));
     if (pp_profile_init(&r->profile) < 0 || !(x = calloc(1, sizeof(*x))))
@@ -358,6 +375,8 @@ int pp_report(const pp_report_opts *o, pp_report_result *r)
         finish(x, rc);
     free(x);
     r->seconds = now_s() - t0;
+    r->own_cpu_s = cpu_s(RUSAGE_SELF) - self0;
+    r->perf_cpu_s = cpu_s(RUSAGE_CHILDREN) - kids0;
     return rc;
 }
 

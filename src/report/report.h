@@ -40,6 +40,7 @@
 /* What the pipeline is doing, for a command that shows it. */
 typedef enum pp_progress_step {
     PP_PROGRESS_INJECT,          /* perf inject --jit starts */
+    PP_PROGRESS_SCRIPT,          /* perf script starts (its text folded as it comes) */
     PP_PROGRESS_SAMPLES,         /* samples folded so far, seconds spent on them */
     PP_PROGRESS_DONE,            /* what was shown is over (clear it) */
 } pp_progress_step;
@@ -88,6 +89,12 @@ typedef struct pp_report_result {
     size_t jitted_kept;          /* jitted-*.so files left for `perf report` (format perf) */
     char jitted_for[PATH_MAX];   /* the perf.data `perf report` reads them with */
     double seconds;              /* post-processing time */
+    /* where it went (what `perfpy record` says after the summary, and
+     * docs/PERFORMANCE.md's report times come from) */
+    double inject_s;             /* perf inject --jit, wall */
+    double script_s;             /* perf script with the folding of its text, wall */
+    double perf_cpu_s;           /* perf's CPU time (inject, script, addr2line) */
+    double own_cpu_s;            /* perfpy's: parsing, folding, writing */
     int sample_mode;             /* read by perfpy-sample, not perf: the summary
                                     speaks of what did the reading */
     char warning[PATH_MAX + 256];/* what the command should say even on success

@@ -251,6 +251,24 @@ static void print_unnamed(FILE *out, const pp_profile *p, int sample_mode)
     }
 }
 
+/* How long the profile took to make, and whose time it was. */
+static void print_time(FILE *out, const pp_report_result *r)
+{
+    if (r->seconds <= 0)
+        return;
+    if (r->sample_mode) {
+        fprintf(out, "perfpy: the profile took %.1f s to make after the recording ended "
+                "(samples were folded as they came: perfpy-sample's CPU, %.1f s in all)\n",
+                r->seconds, r->own_cpu_s);
+        return;
+    }
+    fprintf(out, "perfpy: the profile took %.1f s to make:", r->seconds);
+    if (r->injected)
+        fprintf(out, " perf inject --jit %.1f s,", r->inject_s);
+    fprintf(out, " perf script %.1f s (perf's CPU %.1f s in all); perfpy's own CPU %.2f s\n",
+            r->script_s, r->perf_cpu_s, r->own_cpu_s);
+}
+
 void pp_summary_print(FILE *out, const pp_report_result *r, int top)
 {
     const pp_profile *p = &r->profile;
@@ -278,5 +296,6 @@ void pp_summary_print(FILE *out, const pp_report_result *r, int top)
         fprintf(out, "perfpy: kept the %zu jitted-*.so files next to %s: `perf report -i %s` "
                 "reads them\n", r->jitted_kept, r->info.jitdumps[0],
                 r->jitted_for[0] ? r->jitted_for : r->output);
+    print_time(out, r);
     fprintf(out, "perfpy: wrote %s\n", strcmp(r->output, "-") == 0 ? "standard output" : r->output);
 }

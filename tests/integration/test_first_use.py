@@ -290,3 +290,36 @@ class FirstUse(RecordTest):
                                       "named by its code object's co_name", man)
                     else:
                         self.assertEqual(names, {"JSONDecoder.raw_decode"})
+
+    @needs_perf
+    def test_the_wait_after_the_program_is_said_and_timed(self):
+        """After the program ends: one line says the profile is being made
+        (stderr not a terminal), and the summary says how long it took and
+        whose time it was, in every mode (before: nothing on the terminal
+        for the 10-13 s after a sympy run)."""
+        py = interpreters()[-1]
+        prog = [py.path, "-c", "import os; print('pid', os.getpid(), flush=True); "
+                "sum(i * i for i in range(3000000))"]
+        modes = ["jit", "perf"] + (["sample"] if can_sample() else [])
+        for mode in modes:
+            with self.subTest(mode=mode):
+                p = self.record(["--mode", mode, "-f", "collapsed", "-o",
+                                 self.out("took-%s.txt" % mode)], prog)
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                if mode == "sample":
+                    self.assertRegex(p.stderr, r"perfpy: the profile took \d+\.\d s to make "
+                                     r"after the recording ended \(samples were folded as "
+                                     r"they came: perfpy-sample's CPU, \d+\.\d s in all\)")
+                    continue
+                inject = "perf inject --jit, " if mode == "jit" else ""
+                self.assertIn("perfpy: making the profile (%sperf script, folding) ...\n"
+                              % inject, p.stderr)
+                m = re.search(r"perfpy: the profile took ([\d.]+) s to make:(?: perf inject "
+                              r"--jit ([\d.]+) s,)? perf script ([\d.]+) s \(perf's CPU "
+                              r"([\d.]+) s in all\); perfpy's own CPU ([\d.]+) s\n", p.stderr)
+                self.assertTrue(m, p.stderr[-2000:])
+                total, inj, script = (float(m.group(1)), float(m.group(2) or 0),
+                                      float(m.group(3)))
+                self.assertEqual(m.group(2) is not None, mode == "jit")
+                self.assertGreater(script, 0)
+                self.assertLessEqual(inj + script, total + 0.11)
