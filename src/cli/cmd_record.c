@@ -304,9 +304,9 @@ static int attach_mode(plan *p)
     }
     return pp_fail("the process %ld was not started with perfpy's engine, so perf cannot name "
                    "its Python functions: start it with `perfpy run --mode jit -- python3 "
-                   "app.py` (or PERFPY=jit with perfpy installed in its Python), or attach in "
-                   "sample mode as root: perfpy record --mode sample -p %ld", p->o.pid,
-                   p->o.pid);
+                   "app.py` (or PERFPY=jit with perfpy installed in its Python), or read it "
+                   "from outside: perfpy record --mode read -p %ld (no root), --mode sample "
+                   "-p %ld (root)", p->o.pid, p->o.pid, p->o.pid);
 }
 
 /* Step 1: perf, the target, the mode, the output's name. 0 or an exit status. */

@@ -77,8 +77,8 @@ class FirstUse(RecordTest):
                 self.assertEqual(p.returncode, 1, p.stderr)
                 self.assertLess(time.time() - t0, 3.5, "refused only after recording")
                 self.assertRegex(p.stderr, r"^perfpy: the process %d was not started with "
-                                 r"perfpy's engine.*perfpy run --mode jit.*--mode sample -p "
-                                 r"%d\n$" % (pid, pid))
+                                 r"perfpy's engine.*perfpy run --mode jit.*--mode read -p %d "
+                                 r"\(no root\), --mode sample -p %d \(root\)\n$" % (pid, pid, pid))
                 self.assertFalse(os.path.exists(out))
                 self.assertEqual(os.listdir(self.rectmp), [])
                 self.assertEqual(self.tmp_files(pid), [])
@@ -96,7 +96,7 @@ class FirstUse(RecordTest):
         jitpid = self.start("busy", {"PYTHONPATH": LIBDIR, "PERFPY": "jit",
                                      "PERFPY_JITDUMP_DIR": support.jit_dump_dir(self.tmp)})
         out = self.out("engine.txt")
-        p = self.attach(jitpid, "-d", "1.5", "-f", "collapsed", "-o", out)
+        p = self.attach(jitpid, "-d", "4", "-f", "collapsed", "-o", out)
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
         self.assertIn("in jit mode", p.stderr)
         self.assertTrue(any("spinning (" in s for s in collapsed_counts(out)))
@@ -124,7 +124,7 @@ class FirstUse(RecordTest):
                 self.assertFalse(os.path.exists(out))
                 self.assertEqual(os.listdir(self.rectmp), [])
                 busy = self.start("busy", env)
-                p = self.attach(busy, "--mode", mode, "-d", "1.5", "-f", "collapsed", "-o", out)
+                p = self.attach(busy, "--mode", mode, "-d", "4", "-f", "collapsed", "-o", out)
                 self.assertEqual(p.returncode, 0, p.stderr[-2000:])
                 self.assertTrue(any("spinning (" in s for s in collapsed_counts(out)))
 
