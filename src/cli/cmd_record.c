@@ -594,10 +594,14 @@ static int report(plan *p)
         rc = -EINTR;
     }
     if (rc < 0) {
-        fprintf(stderr, "perfpy: the recording is kept: %s%s%s%s\n"
+        /* perf-map mode: perf script names the trampolines from the maps in
+         * /tmp, so they stay with the recording, and the user is told */
+        fprintf(stderr, "perfpy: the recording is kept: %s%s%s%s%s\n"
                 "perfpy: write the profile once the problem is fixed with:\n"
                 "  perfpy report -f %s -o %s %s\n", p->dir,
                 p->jit_at ? " (its jit dumps: " : "", dumps_at(p), p->jit_at ? ")" : "",
+                strcmp(p->mode, "perf") == 0 ? " (with the /tmp/perf-<pid>.map of each of "
+                "its processes, which that command reads: remove them after it)" : "",
                 p->o.format->name, p->output, p->data);
         return PP_EXIT_FAIL;
     }

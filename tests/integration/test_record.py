@@ -1251,6 +1251,14 @@ class Errors(RecordTest):
                 m = re.search(r"the recording is kept: (\S+)", p.stderr)
                 self.assertTrue(m, p.stderr[-2000:])
                 kept = m.group(1)
+                # perf-map mode keeps the program's map in /tmp for the
+                # report below (and says so): this test's to remove; the
+                # line sidecars in the recording name the pids
+                self.own(*[int(n[7:-6]) for n in os.listdir(kept)
+                           if re.match(r"perfpy-\d+\.lines$", n)])
+                if "/tmp/perf-<pid>.map" in p.stderr:
+                    self.assertTrue(any(os.path.exists("/tmp/perf-%d.map" % pid)
+                                        for pid in self._own_pids), p.stderr[-2000:])
                 self.assertTrue(os.path.getsize(os.path.join(kept, "perf.data")) > 0)
                 self.assertIn("perfpy report", p.stderr)
                 # and the printed command finishes the job
