@@ -58,7 +58,7 @@ HDRS := $(wildcard include/perfpy/*.h src/engine/*.h src/cli/*.h src/report/*.h 
 # kallsyms parsers, the splice) and, apart, the libdw unwinder: built only
 # on x86_64 where elfutils' header is found, so the rest builds without it.
 SAMPLE_SRCS := src/sample/maps.c src/sample/kallsyms.c src/sample/text.c src/sample/splice.c \
-               src/sample/linetable.c
+               src/sample/linetable.c src/sample/pytables.c src/sample/pytables_find.c
 SAMPLE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(SAMPLE_SRCS))
 SAMPLE_LIB := $(BUILD)/libperfpy_sample.a
 PP_UNWIND := $(if $(filter x86_64,$(PP_ARCH)),$(shell echo '\#include <elfutils/libdwfl.h>' | \
@@ -147,7 +147,7 @@ $(BUILD)/libperfpy_bpf.a: $(BUILD)/obj/sample/collect.c.o
 
 $(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/modsyms.c.o \
                             $(BUILD)/obj/sample/pyread.c.o $(BUILD)/obj/sample/pycode.c.o \
-                            $(BUILD)/obj/sample/pystack.c.o
+                            $(BUILD)/obj/sample/pystack.c.o $(BUILD)/obj/sample/pylayout.c.o
 	rm -f $@ && ar rcs $@ $^
 
 $(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(PIPELINE_LIBS)
@@ -210,7 +210,8 @@ $(BUILD)/obj/tests/%.c.o: tests/%.c $(HDRS) tests/unit/test.h
 # only DWARF CFI unwinds them (tests/unit/unwind_target.c).
 $(BUILD)/obj/tests/unit/unwind_target.c.o: ALL_CFLAGS += -fomit-frame-pointer \
     -fno-optimize-sibling-calls -fasynchronous-unwind-tables
-$(BUILD)/obj/tests/unit/test_unwind.c.o $(BUILD)/obj/tests/unit/test_pyread.c.o: ALL_CFLAGS += $(if $(PP_UNWIND),-DPP_UNWIND=1)
+$(BUILD)/obj/tests/unit/test_unwind.c.o $(BUILD)/obj/tests/unit/test_pyread.c.o \
+    $(BUILD)/obj/tests/unit/test_pylayout.c.o: ALL_CFLAGS += $(if $(PP_UNWIND),-DPP_UNWIND=1)
 
 $(BUILD)/obj/tests/unit/test_collect.c.o: ALL_CFLAGS += $(if $(PP_BPF),-DPP_BPF=1)
 

@@ -201,8 +201,8 @@ static int check_program(plan *p)
                        strchr(name, '/') ? "" : " on PATH");
     if (!info->known) {
         fprintf(stderr, "perfpy: '%s' is neither a Python interpreter nor a script one "
-                "runs; recording it anyway, in jit mode (every Python process it starts "
-                "is profiled)\n", name);
+                "runs; recording it anyway, in %s mode (every Python process it starts "
+                "is profiled)\n", name, strcmp(p->o.mode, "auto") == 0 ? "jit" : p->o.mode);
         return 0;
     }
     if (!pp_interp_supported(info, why, sizeof(why))) {
@@ -216,7 +216,9 @@ static int check_program(plan *p)
         fflush(stderr);
         return pp_exec(p->o.argv);
     }
-    if (pp_interp_module(info, p->libdir, module, sizeof(module)) < 0)
+    /* sample mode reads the process from outside: no module of its version */
+    if (strcmp(p->o.mode, "sample") != 0 &&
+        pp_interp_module(info, p->libdir, module, sizeof(module)) < 0)
         return pp_fail("no perfpy module for Python %d.%d (%s is missing): build it with "
                        "`make PYTHONS=%s`", info->major, info->minor, module, info->path);
     return 0;

@@ -7,12 +7,13 @@
  * children, and with -p a process of the same user where
  * kernel.yama.ptrace_scope allows it. Run by record_sample.c as
  *
- *   perfpy-sample --read FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION PROCESSES THREADS -- PROGRAM [ARGS...]
- *   perfpy-sample --read FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION PROCESSES THREADS -p PID
+ *   perfpy-sample --read FORMAT OUTPUT RATE NO_NATIVE DURATION PROCESSES THREADS -- PROGRAM [ARGS...]
+ *   perfpy-sample --read FORMAT OUTPUT RATE NO_NATIVE DURATION PROCESSES THREADS -p PID
  *
  * At each tick, for the program and each of its descendants (found in
  * /proc, so the workers of a pool started before an attach are read too)
- * running the program's Python: every thread's Python stack, named once
+ * running a CPython (each with its own layout, pylayout.c; no perfpy
+ * module of its version is needed): every thread's Python stack, named once
  * per code object (pycode.c) with its executing line (linetable.c). A
  * thread counts when the kernel says it is running (its state in
  * /proc/PID/task/TID/stat is R): the profile is of CPU time, as in the
@@ -26,6 +27,7 @@
 #include "report/report.h"
 #include "sample/maps.h"
 #include "sample/pycode.h"
+#include "sample/pylayout.h"
 #include "sample/pyread.h"
 #include "sample/pystack.h"
 #include "sample/splice.h"
@@ -48,22 +50,22 @@ typedef struct rproc {
     pid_t pid;
     unsigned long long start;       /* its start time: a reused pid is another */
     uint64_t runtime;
-    int looks, foreign, tid_off, have_types, gone;
+    int looks, refused, tid_off, have_types, gone;
+    pp_pylayout layout;             /* its structure offsets, once runtime is found */
     pp_pyread_types types;
     char comm[16];
 } rproc;
 
 typedef struct reader {
     pid_t pid;                      /* the program, or the process attached to */
-    pp_py_offsets off;
-    char runtime_file[4096];
+    char refused_why[512];          /* the last reason a Python was not read */
     rproc *procs;
     size_t nprocs, cap;
     pp_pycode *codes;
     pp_splicer *sp;
     pp_folder *fold;
     pp_pystack_thread *threads;
-    uint64_t ticks, samples, waiting, failed, foreign;
+    uint64_t ticks, samples, waiting, failed, refused;
     int denied;                     /* -EPERM reading the program */
     int stopped;                    /* the duration or Ctrl-C ended it */
     double seconds;                 /* how long it ran */
@@ -201,26 +203,31 @@ static void scan(reader *r)
     free(starts);
 }
 
-/* p's _PyRuntime and what goes with it, once its image and libpython are
- * mapped; p runs the program's Python only if it is in the same file. */
+/* p's _PyRuntime and its layout (pylayout.c), once its image and
+ * libpython are mapped; a CPython perfpy does not read is said once per
+ * reason (free-threaded builds are not read in this mode). */
 static void find_runtime(reader *r, rproc *p)
 {
     pp_maps maps = {0};
-    char file[4096], path[64];
+    char file[4096], path[64], why[512];
     uint64_t runtime;
     FILE *f;
 
-    if (p->runtime || p->foreign || p->looks >= LOOKS)
+    if (p->runtime || p->refused || p->looks >= LOOKS)
         return;
     p->looks++;
     if (pp_maps_read(p->pid, &maps) != 0)
         return;
     if (pp_py_symbol_address(&maps, "_PyRuntime", &runtime, file, sizeof(file)) == 0) {
-        if (!r->runtime_file[0])
-            snprintf(r->runtime_file, sizeof(r->runtime_file), "%s", file);
-        if (strcmp(file, r->runtime_file) != 0) {
-            p->foreign = 1;
-            r->foreign++;
+        if (pp_pylayout_find(p->pid, &maps, runtime, file, 0, &p->layout, why,
+                             sizeof(why)) != 0) {
+            p->refused = 1;
+            r->refused++;
+            if (strcmp(why, r->refused_why) != 0) {
+                snprintf(r->refused_why, sizeof(r->refused_why), "%s", why);
+                fprintf(stderr, "perfpy: the process %d (%s): %s; its Python frames are "
+                        "not read\n", (int)p->pid, file, why);
+            }
         } else {
             p->runtime = runtime;
             p->have_types = pp_pyread_types_find(&maps, &p->types) == 0;
@@ -243,13 +250,15 @@ static void fold_thread(reader *r, const rproc *p, const pp_pystack_thread *t, u
     pp_script_sample out;
 
     for (size_t i = 0; i < t->n; i++) {
-        const pp_pycode_entry *e = pp_pycode_get(r->codes, p->pid, &r->off,
+        const pp_py_offsets *o = &p->layout.off;
+        const pp_pycode_entry *e = pp_pycode_get(r->codes, p->pid, o,
                                                  p->have_types ? &p->types : NULL,
                                                  &t->f[i].id);
         int named = e && e->qualname[0];
 
         py[i] = (pp_pyframe){named ? e->qualname : "[unknown]", named ? e->file : "",
-                             named ? pp_pycode_line(e, &r->off, t->f[i].id.code,
+                             named ? pp_pycode_line(e, o, pp_pyread_code_start(
+                                                        p->pid, o, t->f[i].id.code, 0),
                                                     t->f[i].instr) : 0,
                              named ? e->def_line : 0, t->f[i].entry};
     }
@@ -284,8 +293,8 @@ static void tick(reader *r)
         if (!p->runtime)
             continue;
         if (p->tid_off < 0)
-            p->tid_off = pp_pystack_tid_offset(p->pid, &r->off, p->runtime);
-        n = pp_pystack_read(p->pid, &r->off, p->runtime, p->tid_off, r->threads,
+            p->tid_off = pp_pystack_tid_offset(p->pid, &p->layout.off, p->runtime);
+        n = pp_pystack_read(p->pid, &p->layout.off, p->runtime, p->tid_off, r->threads,
                             PP_PYSTACK_THREADS);
         if (n == -EPERM && p->pid == r->pid)
             r->denied = 1;
@@ -382,9 +391,10 @@ static void notes(const reader *r)
     if (r->waiting)
         fprintf(stderr, "perfpy: %llu reads found a thread waiting (not running): they are "
                 "not in this CPU profile\n", (unsigned long long)r->waiting);
-    if (r->foreign)
-        fprintf(stderr, "perfpy: %llu processes ran another Python (not %s): their Python "
-                "frames are not read\n", (unsigned long long)r->foreign, r->runtime_file);
+    if (r->refused > 1)
+        fprintf(stderr, "perfpy: %llu processes ran a Python perfpy does not read (the "
+                "reasons are above): their Python frames are not read\n",
+                (unsigned long long)r->refused);
     if (cs.freed)
         fprintf(stderr, "perfpy: %llu code objects were freed before they could be named: "
                 "their frames are [unknown]\n", (unsigned long long)cs.freed);
@@ -434,21 +444,16 @@ int pp__read_main(int argc, char **argv)
     uint64_t t0;
     int status = 0, rc, attached;
 
-    if (argc < 11 || (strcmp(argv[9], "--") != 0 && strcmp(argv[9], "-p") != 0)) {
+    if (argc < 10 || (strcmp(argv[8], "--") != 0 && strcmp(argv[8], "-p") != 0)) {
         fprintf(stderr, "perfpy-sample --read is run by `perfpy record --mode read`\n");
         return PP_EXIT_USAGE;
     }
     memset(&r, 0, sizeof(r));
     rate = strtol(argv[3], NULL, 10);
     fo.no_native = 1;
-    fo.processes = (int)strtol(argv[7], NULL, 10);
-    fo.threads = strcmp(argv[8], "1") == 0;
-    attached = strcmp(argv[9], "-p") == 0;
-    if (pp_pyoffsets_read(argv[4], &r.off) != 0) {
-        fprintf(stderr, "perfpy: %s holds no structure offsets perfpy can use: rebuild "
-                "perfpy (make)\n", argv[4]);
-        return PP_EXIT_FAIL;
-    }
+    fo.processes = (int)strtol(argv[6], NULL, 10);
+    fo.threads = strcmp(argv[7], "1") == 0;
+    attached = strcmp(argv[8], "-p") == 0;
     if (pp_profile_init(&prof) != 0 || pp_fold_open(&r.fold, &prof, &fo) != 0 ||
         pp_splice_open(&r.sp, NULL) != 0 || pp_pycode_open(&r.codes) != 0 ||
         !(r.threads = calloc(PP_PYSTACK_THREADS, sizeof(*r.threads)))) {
@@ -456,7 +461,7 @@ int pp__read_main(int argc, char **argv)
         return PP_EXIT_FAIL;
     }
     if (attached) {
-        r.pid = (pid_t)strtol(argv[10], NULL, 10);
+        r.pid = (pid_t)strtol(argv[9], NULL, 10);
         signal(SIGINT, on_interrupt);
         signal(SIGTERM, on_interrupt);
         fprintf(stderr, "perfpy: recording the process %d in read mode (%ld Hz; no hook, no "
@@ -464,15 +469,15 @@ int pp__read_main(int argc, char **argv)
     } else {
         signal(SIGINT, SIG_IGN);   /* the program gets Ctrl-C; it ends, then we do */
         fprintf(stderr, "perfpy: recording %s in read mode (%ld Hz; no hook, no root: its "
-                "Python frames read from outside)\n", argv[10], rate);
+                "Python frames read from outside)\n", argv[9], rate);
         fflush(stderr);
-        if ((r.pid = start(argv + 10)) < 0) {
-            fprintf(stderr, "perfpy: cannot start %s: %s\n", argv[10], strerror(errno));
+        if ((r.pid = start(argv + 9)) < 0) {
+            fprintf(stderr, "perfpy: cannot start %s: %s\n", argv[9], strerror(errno));
             return PP_EXIT_FAIL;
         }
     }
     t0 = mono_ns();
-    run(&r, rate, strtod(argv[6], NULL), !attached, &status);
+    run(&r, rate, strtod(argv[5], NULL), !attached, &status);
     r.seconds = (double)(mono_ns() - t0) / 1e9;
     if (r.denied && !r.samples) {
         fprintf(stderr, "perfpy: cannot read the memory of the process %d: not permitted (a "

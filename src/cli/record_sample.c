@@ -1,9 +1,12 @@
 /*
- * record --mode sample: the checks cmd_record.c does not share with the
- * trampoline modes (an attached process's interpreter, the module whose
- * offsets sample mode reads), then perfpy-sample (sample_main.c) in this
- * process's place: it records, writes the profile and exits with the
- * program's status.
+ * record --mode sample (and read): the checks cmd_record.c does not share
+ * with the trampoline modes, then perfpy-sample (sample_main.c, or
+ * read_main.c) in this process's place: it records, writes the profile
+ * and exits with the program's status. No perfpy module is needed:
+ * perfpy-sample finds each process's structure layout itself
+ * (src/sample/pylayout.c), from its memory, so an attached process's
+ * interpreter is never run here (a container's may not even run outside
+ * its root).
  */
 #include "cli.h"
 #include "interp.h"
@@ -44,29 +47,26 @@ int pp__record_sample_check(const char *libdir, char *why, size_t cap)
 int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
                       size_t libdir_cap, const char *self, const char *output)
 {
-    char helper[PATH_MAX + 16], module[PATH_MAX + 128], rate[32], dur[32], pid[32], procs[16];
-    char threads[16];
+    char helper[PATH_MAX + 16], rate[32], dur[32], pid[32], procs[16], threads[16];
     char exe[PATH_MAX], said[1024], why[512];
     char **argv;
     int n = 0, k = 0;
 
+    (void)self;
     if (o->pid) {
-        /* attached: the interpreter the process runs, asked of its binary */
+        /* attached: where perfpy-sample is, and whether the process can be
+         * read (its interpreter is not asked: perfpy-sample reads its
+         * version from its memory) */
         snprintf(exe, sizeof(exe), "/proc/%ld/exe", o->pid);
         if (pp_find_libdir(libdir, libdir_cap) < 0)
             return PP_EXIT_FAIL;
         if (readlink(exe, said, sizeof(said)) < 0 && (errno == EACCES || errno == EPERM))
             return pp_fail("cannot read the memory of the process %ld: not permitted (it "
                            "is another user's: run perfpy as that user, or as root)", o->pid);
-        if (pp_interp_probe(exe, interp, said, sizeof(said)) != 0 || !interp->cpython)
-            return pp_fail("the process %ld does not run a CPython perfpy can ask its "
-                           "version (%s)", o->pid, exe);
     }
-    if (!interp->known || !interp->cpython)
-        return pp_fail("sample mode reads the Python frames of a CPython; '%s' is not one "
-                       "(give the interpreter: perfpy record --mode sample -- python3 "
-                       "app.py)", o->argv[0]);
-    if (!pp_interp_supported(interp, said, sizeof(said))) {
+    /* a program that is no Python is recorded too: the CPython processes
+     * it starts are read (check_program said so); an old one is not */
+    if (!o->pid && interp->known && !pp_interp_supported(interp, said, sizeof(said))) {
         fprintf(stderr, "perfpy: %s\n", said);
         return PP_EXIT_USAGE;
     }
@@ -74,11 +74,6 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
         pp_sampler_absent(helper, why, said, sizeof(said));
         return pp_fail("%s", said);
     }
-    if (pp_interp_module(interp, libdir, module, sizeof(module)) < 0)
-        return pp_fail("no perfpy module for Python %d.%d (%s is missing): sample mode "
-                       "reads that version's structure offsets from it; build it with "
-                       "`make PYTHONS=%s`", interp->major, interp->minor, module,
-                       interp->path);
     snprintf(rate, sizeof(rate), "%ld", o->rate);
     snprintf(dur, sizeof(dur), "%g", o->duration);
     snprintf(pid, sizeof(pid), "%ld", o->pid);
@@ -86,7 +81,7 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
     snprintf(threads, sizeof(threads), "%d", o->threads);
     while (o->argv && o->argv[n])
         n++;
-    if (!(argv = calloc((size_t)n + 12, sizeof(*argv))))
+    if (!(argv = calloc((size_t)n + 12, sizeof(*argv))))   /* 11 at most, then NULL */
         return pp_fail("out of memory");
     argv[k++] = helper;
     if (strcmp(o->mode, "read") == 0)
@@ -94,7 +89,6 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
     argv[k++] = (char *)o->format->name;
     argv[k++] = (char *)output;
     argv[k++] = rate;
-    argv[k++] = module;
     argv[k++] = o->no_native ? "1" : "0";
     argv[k++] = dur;
     argv[k++] = procs;

@@ -3,17 +3,21 @@
  * program of its own so that only it links libbpf and elfutils (the CLI
  * and the module build and run without them). cmd_record.c runs it as
  *
- *   perfpy-sample FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION PROCESSES THREADS -- PROGRAM [ARGS...]
- *   perfpy-sample FORMAT OUTPUT RATE MODULE NO_NATIVE DURATION PROCESSES THREADS -p PID
+ *   perfpy-sample FORMAT OUTPUT RATE NO_NATIVE DURATION PROCESSES THREADS -- PROGRAM [ARGS...]
+ *   perfpy-sample FORMAT OUTPUT RATE NO_NATIVE DURATION PROCESSES THREADS -p PID
  *   perfpy-sample --check          (perfpy doctor: can it sample here?)
+ *   perfpy-sample --tables         (the compiled structure offsets, as JSON
+ *                                   lines: the tests hold them against headers)
  *
  * It starts PROGRAM, or follows the running process PID (attached: until
  * it ends, DURATION seconds pass (0: none) or Ctrl-C), with nothing
  * installed in it (no module, no environment, no signal, no write),
  * samples it with the BPF collector (collect.c) at RATE Hz, and for each
  * sample names the Python frames from outside (pycode.c: each code object
- * read once, by the offsets of MODULE, the perfpy module of PROGRAM's
- * version), unwinds the native stack (unwind.c), names kernel frames
+ * read once), with the structure offsets of the CPython each process runs
+ * (pylayout.c: its own _Py_DebugOffsets on 3.13+, the tables compiled into
+ * perfpy for 3.8-3.12; no perfpy module of its version is needed), unwinds
+ * the native stack (unwind.c), names kernel frames
  * (kallsyms.c), splices them (splice.c) and folds the result (fold.c, a
  * root per process as PROCESSES says, one per thread if THREADS is 1) into
  * the profile that FORMAT's writer
@@ -23,9 +27,11 @@
  *
  * Children are followed: the collector samples every process a sampled
  * one forks. One that execs is sampled for its native frames, and for its
- * Python frames again once its new image shows a _PyRuntime in the same
- * file as the program's (the same Python: MODULE's offsets hold); another
- * Python's frames are not read, and the notes after the summary say so.
+ * Python frames again once its new image shows a _PyRuntime, whichever
+ * CPython it is. A process whose CPython perfpy does not read (a version it
+ * does not know, debug offsets that do not match their version, a
+ * free-threaded build) is sampled for its native frames, and one line on
+ * stderr says why.
  */
 #include "cli.h"
 #include "output/output.h"
@@ -35,6 +41,8 @@
 #include "sample/kallsyms.h"
 #include "sample/maps.h"
 #include "sample/pycode.h"
+#include "sample/pylayout.h"
+#include "sample/pytables.h"
 #include "sample/pyread.h"
 #include "sample/splice.h"
 #include "sample/unwind.h"
@@ -56,20 +64,19 @@ typedef struct proc {
     pid_t pid;
     uint64_t runtime;              /* 0 until found in its maps */
     int looks;                     /* times its maps were searched for it */
-    int foreign;                   /* its _PyRuntime is another file's: another
-                                      Python, whose offsets perfpy-sample lacks */
+    int refused;                   /* its CPython is not read (pylayout.c said why) */
+    pp_pylayout layout;            /* its structure offsets, once runtime is found */
     int have_types;
     pp_pyread_types types;         /* to tell a code object from what is not */
 } proc;
 
 typedef struct state {
     pid_t pid;                     /* the program, or the process attached to */
-    pp_py_offsets off;
-    char runtime_file[4096];       /* the file that holds its _PyRuntime */
+    unsigned layout_flags;         /* PP_PYLAYOUT_*: PERFPY_FREE_THREADED=1 */
     proc *procs;
     size_t nprocs, cap;
-    unsigned children, foreign;    /* forked while recorded; running another Python */
-    char foreign_file[4096];       /* the first of those */
+    unsigned children, refused;    /* forked while recorded; whose Python is not read */
+    char refused_why[512];         /* the last reason said (each said once) */
     pp_collector *c;
     pp_pycode *codes;
     pp_unwinder *u;
@@ -114,12 +121,14 @@ static void python_frames(state *st, const proc *p, const struct pp_bpf_sample *
         const struct pp_bpf_pyframe *f = &s->py[i];
         pp_pycode_id id = {f->code, {f->name, f->file, f->table, f->name_id, 0,
                                      (int32_t)f->firstlineno}};
-        const pp_pycode_entry *e = pp_pycode_get(st->codes, p->pid, &st->off,
+        const pp_py_offsets *o = &p->layout.off;
+        const pp_pycode_entry *e = pp_pycode_get(st->codes, p->pid, o,
                                                  p->have_types ? &p->types : NULL, &id);
         int named = e && e->qualname[0];
+        uint64_t start = named ? pp_pyread_code_start(p->pid, o, f->code, f->tlbc) : 0;
 
         py[i] = (pp_pyframe){named ? e->qualname : "[unknown]", named ? e->file : "",
-                             named ? pp_pycode_line(e, &st->off, f->code, f->instr) : 0,
+                             named ? pp_pycode_line(e, o, start, f->instr) : 0,
                              named ? e->def_line : 0, (int)f->entry};
     }
 }
@@ -196,18 +205,29 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
     }
 }
 
-/* p's _PyRuntime, once its image (and its libpython) is mapped; p runs the
- * program's Python only if that is in the same file. */
+/* A process whose Python is not read: why, on stderr, once per reason. */
+static void say_refused(state *st, const proc *p, const char *file, const char *why)
+{
+    st->refused++;
+    if (strcmp(why, st->refused_why) == 0)
+        return;
+    snprintf(st->refused_why, sizeof(st->refused_why), "%s", why);
+    fprintf(stderr, "perfpy: the process %d (%s): %s; its Python frames are not read "
+            "(its native frames are)\n", (int)p->pid, file, why);
+}
+
+/* p's _PyRuntime, once its image (and its libpython) is mapped, and the
+ * layout of the CPython it runs. */
 static void find_runtime(state *st, proc *p)
 {
     pp_maps maps = {0};
-    char file[4096];
+    char file[4096], why[512];
     uint64_t runtime;
 
     /* each look opens the ELF files the process maps: while its image and
      * libpython load (the first milliseconds), not for the whole run of a
      * process that never shows a _PyRuntime (gzip, a shell) */
-    if (p->runtime || p->foreign || p->looks >= 100)
+    if (p->runtime || p->refused || p->looks >= 100)
         return;
     if (++p->looks == 100 && p->pid == st->pid)
         fprintf(stderr, "perfpy: no _PyRuntime in the process %d after 2 s: its Python "
@@ -215,16 +235,16 @@ static void find_runtime(state *st, proc *p)
     if (pp_maps_read(p->pid, &maps) != 0)
         return;
     if (pp_py_symbol_address(&maps, "_PyRuntime", &runtime, file, sizeof(file)) == 0) {
-        if (!st->runtime_file[0])
-            snprintf(st->runtime_file, sizeof(st->runtime_file), "%s", file);
-        if (strcmp(file, st->runtime_file) != 0) {
-            p->foreign = 1;
-            if (!st->foreign++)
-                snprintf(st->foreign_file, sizeof(st->foreign_file), "%s", file);
+        if (pp_pylayout_find(p->pid, &maps, runtime, file, st->layout_flags, &p->layout, why,
+                             sizeof(why)) != 0) {
+            if (kill(p->pid, 0) == 0 || errno == EPERM) {     /* not just gone */
+                p->refused = 1;
+                say_refused(st, p, file, why);
+            }
         } else {
             p->runtime = runtime;
             p->have_types = pp_pyread_types_find(&maps, &p->types) == 0;
-            pp_collect_set(st->c, p->pid, &st->off, runtime);
+            pp_collect_set(st->c, p->pid, &p->layout.off, runtime);
         }
     }
     pp_maps_free(&maps);
@@ -306,11 +326,10 @@ static void notes(const state *st, pp_collector *c)
     if (st->children)
         fprintf(stderr, "perfpy: followed %u child process%s of the process %d\n",
                 st->children, st->children == 1 ? "" : "es", (int)st->pid);
-    if (st->foreign)
-        fprintf(stderr, "perfpy: %u of them ran another Python (%s, not %s): their native "
-                "frames are in the profile, their Python frames are not (record that "
-                "Python's program on its own)\n", st->foreign, st->foreign_file,
-                st->runtime_file);
+    if (st->refused > 1)
+        fprintf(stderr, "perfpy: %u processes ran a Python perfpy does not read (the "
+                "reasons are above): their native frames are in the profile, their Python "
+                "frames are not\n", st->refused);
     if (cs.freed)
         fprintf(stderr, "perfpy: %llu code objects were freed before they could be named: "
                 "their frames are [unknown] (%llu named)\n", (unsigned long long)cs.freed,
@@ -379,7 +398,7 @@ static int attach(state *st, pid_t pid, long rate, double duration)
     st->pid = pid;
     st->attached = 1;
     find_proc(st, pid);
-    if ((rc = pp_collect_add(st->c, pid, &st->off, 0)) != 0) {
+    if ((rc = pp_collect_add(st->c, pid, NULL, 0)) != 0) {
         fprintf(stderr, "perfpy: cannot sample the process %d: %s\n", (int)pid,
                 rc == -ENOENT ? "no such process" : strerror(-rc));
         return PP_EXIT_FAIL;
@@ -401,7 +420,7 @@ static int run_program(state *st, char **argv, int *status)
         return PP_EXIT_FAIL;
     }
     find_proc(st, st->pid);
-    if ((rc = pp_collect_add(st->c, st->pid, &st->off, 0)) != 0) {
+    if ((rc = pp_collect_add(st->c, st->pid, NULL, 0)) != 0) {
         fprintf(stderr, "perfpy: cannot sample %s: %s\n", argv[0], strerror(-rc));
         kill(st->pid, SIGKILL);
         waitpid(st->pid, status, 0);
@@ -465,11 +484,31 @@ static int check(void)
     return 0;
 }
 
+/* The compiled tables as JSON lines, one per version and flavour, in the
+ * form scripts/gen-pytables --print gives the headers' (the tests compare
+ * them field by field). */
+static int print_tables(void)
+{
+    for (size_t i = 0; i < pp_py_ntables; i++) {
+        const pp_py_table *t = &pp_py_tables[i];
+
+#define JSON(name, headers, debug) \
+        printf(", \"%s\": [%d, %d, %d]", #name, t->off.name, t->debug_at.name, t->debug_zero.name);
+        printf("{\"table\": {\"version_hex\": %u, \"free_threaded\": %u, \"debug_size\": %u}",
+               t->version_hex, t->free_threaded, t->debug_size);
+        PP_PY_FIELDS(JSON)
+        printf("}\n");
+#undef JSON
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     state st;
     pp_profile prof;
     pp_fold_opts fo = {0};
+    const char *ft = getenv("PERFPY_FREE_THREADED");
     long rate;
     int rc, status = 0;
 
@@ -477,27 +516,25 @@ int main(int argc, char **argv)
         return check();
     if (argc > 1 && strcmp(argv[1], "--read") == 0)
         return pp__read_main(argc - 1, argv + 1);      /* read mode: read_main.c */
-    if (argc < 11 || (strcmp(argv[9], "--") != 0 && strcmp(argv[9], "-p") != 0)) {
+    if (argc == 2 && strcmp(argv[1], "--tables") == 0)
+        return print_tables();
+    if (argc < 10 || (strcmp(argv[8], "--") != 0 && strcmp(argv[8], "-p") != 0)) {
         fprintf(stderr, "perfpy-sample is run by `perfpy record --mode sample`\n");
         return PP_EXIT_USAGE;
     }
     memset(&st, 0, sizeof(st));
     rate = strtol(argv[3], NULL, 10);
-    fo.no_native = strcmp(argv[5], "1") == 0;
-    fo.processes = (int)strtol(argv[7], NULL, 10);
-    fo.threads = strcmp(argv[8], "1") == 0;
-    if (pp_pyoffsets_read(argv[4], &st.off) != 0) {
-        fprintf(stderr, "perfpy: %s holds no structure offsets perfpy can use: rebuild "
-                "perfpy (make)\n", argv[4]);
-        return PP_EXIT_FAIL;
-    }
+    fo.no_native = strcmp(argv[4], "1") == 0;
+    fo.processes = (int)strtol(argv[6], NULL, 10);
+    fo.threads = strcmp(argv[7], "1") == 0;
+    st.layout_flags = ft && strcmp(ft, "1") == 0 ? PP_PYLAYOUT_FREE_THREADED : 0;
     if ((rc = open_all(&st, &prof, &fo, rate)) != 0)
         return rc;
     st.t0 = now_s();
-    if (strcmp(argv[9], "-p") == 0)
-        rc = attach(&st, (pid_t)strtol(argv[10], NULL, 10), rate, strtod(argv[6], NULL));
+    if (strcmp(argv[8], "-p") == 0)
+        rc = attach(&st, (pid_t)strtol(argv[9], NULL, 10), rate, strtod(argv[5], NULL));
     else
-        rc = run_program(&st, argv + 10, &status);
+        rc = run_program(&st, argv + 9, &status);
     st.seconds = now_s() - st.t0;
     if (rc == 0) {
         while (take(&st, 0) > 0)

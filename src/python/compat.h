@@ -33,7 +33,10 @@
 #if PY_VERSION_HEX < 0x03080000
 #error "perfpy needs CPython 3.8 or newer"
 #endif
-#ifdef Py_GIL_DISABLED
+/* The module is not built for free-threaded builds; their structure
+ * offsets are (scripts/gen-pytables: PP_COMPAT_OFFSETS_ONLY, the offsets
+ * section below and nothing of the hook). */
+#if defined(Py_GIL_DISABLED) && !defined(PP_COMPAT_OFFSETS_ONLY)
 #error "perfpy does not support free-threaded CPython builds yet"
 #endif
 
@@ -134,6 +137,54 @@
 #define PP_OFF_CODE_QUALNAME -1
 #define PP_OFF_CODE_ADAPTIVE -1
 #endif
+
+/* Free-threaded builds (3.13t+): each thread may run its own copy of a
+ * code object's bytecode (3.14+: co_tlbc, the frame's tlbc_index), so an
+ * instruction pointer is an offset into that copy. */
+#ifdef Py_GIL_DISABLED
+#define PP_FREE_THREADED 1
+#else
+#define PP_FREE_THREADED 0
+#endif
+#if defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030E0000
+#define PP_OFF_CODE_TLBC offsetof(PyCodeObject, co_tlbc)
+#define PP_OFF_FRAME_TLBC_INDEX offsetof(struct _PyInterpreterFrame, tlbc_index)
+#else
+#define PP_OFF_CODE_TLBC -1
+#define PP_OFF_FRAME_TLBC_INDEX -1
+#endif
+
+/* PyASCIIObject.state's bit fields have no offsetof. With the GIL, from
+ * 3.8 to 3.15, they start interned:2, kind:3, compact:1, ascii:1, which gcc
+ * and clang lay out from bit 0 on x86_64 and aarch64; free-threaded 3.14+
+ * make interned a char of its own, moving the others up by 6 bits.
+ * scripts/pytables_print.c checks these against the headers' bit fields. */
+#if defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030E0000
+#define PP_STR_KIND_MASK 0x700
+#define PP_STR_COMPACT_MASK 0x800
+#define PP_STR_ASCII_MASK 0x1000
+#else
+#define PP_STR_KIND_MASK 0x1c
+#define PP_STR_COMPACT_MASK 0x20
+#define PP_STR_ASCII_MASK 0x40
+#endif
+
+/* Where _Py_DebugOffsets publishes the fields it gained after 3.13
+ * (pyoffsets.h's third column; PP_D is defined where it is expanded). */
+#if PY_VERSION_HEX >= 0x030E0000
+#define PP_DBG_FRAME_TLBC_INDEX PP_DZ(interpreter_frame.tlbc_index)
+#define PP_DBG_CODE_TLBC PP_DZ(code_object.co_tlbc)
+#else
+#define PP_DBG_FRAME_TLBC_INDEX PP_NONE
+#define PP_DBG_CODE_TLBC PP_NONE
+#endif
+#if PY_VERSION_HEX >= 0x030F0000
+#define PP_DBG_STR_COMPACT_DATA PP_D(unicode_object.compactunicodeobject_size)
+#else
+#define PP_DBG_STR_COMPACT_DATA PP_NONE
+#endif
+
+#ifndef PP_COMPAT_OFFSETS_ONLY
 
 /* ---- the frame-evaluation hook ------------------------------------------ */
 
@@ -435,5 +486,7 @@ static inline int pp_cpython_handles(const char *backend)
         return PY_VERSION_HEX >= 0x030D0000;
     return 0;
 }
+
+#endif /* PP_COMPAT_OFFSETS_ONLY */
 
 #endif /* PERFPY_COMPAT_H */

@@ -238,8 +238,10 @@ int pp_collect_open(pp_collector **out, int freq, char *why, size_t len)
     return 0;
 }
 
-int pp_collect_set(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t runtime)
+int pp_collect_set(pp_collector *c, pid_t pid, const pp_py_offsets *given, uint64_t runtime)
 {
+    static const pp_py_offsets none;         /* no _PyRuntime yet: nothing read */
+    const pp_py_offsets *o = given ? given : &none;
     struct pp_bpf_target t = {
         .runtime = runtime,
         .off = {
@@ -258,6 +260,7 @@ int pp_collect_set(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t 
             .frame_owner = o->frame_owner,
             .frame_owner_shim_min = o->frame_owner_shim_min,
             .frame_is_entry = o->frame_is_entry,
+            .frame_tlbc_index = o->frame_tlbc_index,
             .code_name = o->code_qualname >= 0 ? o->code_qualname : o->code_name,
             .code_filename = o->code_filename,
             .code_linetable = o->code_linetable,

@@ -21,7 +21,7 @@ typedef struct pp_collector pp_collector;
  * why (size len): what is missing (privileges, BPF, BTF) and what to do. */
 int pp_collect_open(pp_collector **out, int freq, char *why, size_t len);
 /* Samples pid's threads from now on, reading its Python frames with o and
- * the _PyRuntime address runtime (0: not yet; add it again once known).
+ * the _PyRuntime address runtime (0 and o NULL: not yet; set it once known).
  * 0 or -errno (-ENOENT: no such process; -EPERM: not permitted). */
 int pp_collect_add(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t runtime);
 /* What the BPF program knows of pid, a process added or a child of one

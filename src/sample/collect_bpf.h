@@ -34,7 +34,7 @@ struct pp_bpf_offsets {
     __s32 runtime_interpreters_head, interp_threads_head;
     __s32 tstate_next, tstate_thread_id, tstate_frame, tstate_cframe, cframe_current_frame;
     __s32 frame_is_object, frame_previous, frame_code, frame_code_tag_mask, frame_instr;
-    __s32 frame_owner, frame_owner_shim_min, frame_is_entry;
+    __s32 frame_owner, frame_owner_shim_min, frame_is_entry, frame_tlbc_index;
     __s32 code_name, code_filename, code_linetable, code_firstlineno, str_hash;
     __s32 str_length, str_ascii_data;
 };
@@ -53,7 +53,9 @@ struct pp_bpf_pyframe {
      * the same address is never named with the first one's name */
     __u64 name, file, table;        /* co_qualname (co_name), co_filename, line table */
     __u64 name_id;                  /* the name's characters: pp_bpf_name_id */
-    __u32 firstlineno, pad;
+    __u32 firstlineno;
+    __s32 tlbc;                     /* free-threaded: the frame's thread's copy of
+                                       the bytecode (its tlbc_index), else 0 */
 };
 
 /* A name's identity from its characters, computed alike on both sides:

@@ -150,10 +150,10 @@ const pp_pycode_entry *pp_pycode_get(pp_pycode *c, pid_t pid, const pp_py_offset
     return &s->e;
 }
 
-int pp_pycode_line(const pp_pycode_entry *e, const pp_py_offsets *o, uint64_t code,
+int pp_pycode_line(const pp_pycode_entry *e, const pp_py_offsets *o, uint64_t start,
                    uint64_t instr)
 {
-    int64_t offset = pp_pyread_offset(o, code, instr);
+    int64_t offset = pp_pyread_offset(o, start, instr);
 
     if (!e->table || offset < 0)
         return e->def_line;

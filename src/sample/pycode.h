@@ -72,8 +72,9 @@ int pp_pycode_open(pp_pycode **out);
 const pp_pycode_entry *pp_pycode_get(pp_pycode *c, pid_t pid, const pp_py_offsets *o,
                                      const pp_pyread_types *types, const pp_pycode_id *id);
 /* The executing line of a frame of e at instr (the frame's instruction as
- * the collector read it); e's def line when the table says nothing. */
-int pp_pycode_line(const pp_pycode_entry *e, const pp_py_offsets *o, uint64_t code,
+ * the collector read it), its bytecode starting at start
+ * (pp_pyread_code_start); e's def line when the table says nothing. */
+int pp_pycode_line(const pp_pycode_entry *e, const pp_py_offsets *o, uint64_t start,
                    uint64_t instr);
 /* Drops pid's entries (it exec'd or ended). */
 void pp_pycode_forget(pp_pycode *c, pid_t pid);

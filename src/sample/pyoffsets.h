@@ -2,11 +2,24 @@
  * Sample mode (issue 15): what a reader outside the process needs to know
  * about one CPython version's structures to walk a thread's Python frames.
  *
- * Version knowledge in one place: the values are taken from each version's
- * own headers at build time, by the module perfpy builds for that version
- * anyway (src/python/offsets.c fills the table with offsetof; its
- * exported symbol `perfpy_py_offsets` is read from the module file by
- * pyread.c, without loading it). Plain C: no Python header here.
+ * Version knowledge in one place: PP_PY_FIELDS below lists every field,
+ * each with where its value comes from in a version's own headers (an
+ * expression of compat.h) and where CPython 3.13+ publishes it in
+ * _Py_DebugOffsets at the start of _PyRuntime. From that one list:
+ *   - the struct below;
+ *   - src/python/offsets.c, the table each perfpy module exports
+ *     (`perfpy_py_offsets`, the tests' oracle);
+ *   - src/sample/pytables.c, the tables compiled into perfpy for every
+ *     version 3.8-3.15, both flavours of 3.13+ (with the GIL, and
+ *     free-threaded), made from each version's headers by
+ *     scripts/gen-pytables (which prints the list's fields with
+ *     scripts/pytables_print.c, built against those headers);
+ *   - pylayout.c, which fills the struct for a running process: the
+ *     published values of 3.13+ over its version's table.
+ * Adding a field: one row here (its compat.h expression, its
+ * _Py_DebugOffsets source or PP_NONE), then scripts/gen-pytables.
+ * Plain C: no Python header here (the rows' expressions are only expanded
+ * where the headers are).
  *
  * The walk:
  *
@@ -26,49 +39,81 @@
 
 #include <stdint.h>
 
-#define PP_PY_OFFSETS_MAGIC 0x70706f66u   /* "ppof" */
+#define PP_PY_OFFSETS_MAGIC 0x70706f67u   /* "ppog": the field list's version */
 #define PP_PY_OFFSETS_SYMBOL "perfpy_py_offsets"
+
+/*
+ * X(name, from the headers, from _Py_DebugOffsets). Every value is an
+ * int32_t: an offset in bytes (-1: the field does not exist there), or a
+ * constant where the comment says so. The third column: PP_D(path), the
+ * field of _Py_DebugOffsets that holds it (3.13+); PP_DZ(path), the same
+ * where 0 means absent (the free-threaded build's fields, 0 in the other);
+ * PP_NONE, published nowhere (the tables alone give it). The PP_DBG_*
+ * names are compat.h's, for fields published from some version on.
+ */
+#define PP_PY_FIELDS(X) \
+    X(runtime_interpreters_head, offsetof(_PyRuntimeState, interpreters.head), \
+      PP_D(runtime_state.interpreters_head)) \
+    X(interp_threads_head, PP_OFF_INTERP_THREADS_HEAD, PP_D(interpreter_state.threads_head)) \
+    X(tstate_next, offsetof(PyThreadState, next), PP_D(thread_state.next)) \
+    /* pthread_self() of the thread */ \
+    X(tstate_thread_id, offsetof(PyThreadState, thread_id), PP_D(thread_state.thread_id)) \
+    /* 3.8-3.10 .frame, 3.13+ .current_frame */ \
+    X(tstate_frame, PP_OFF_TSTATE_FRAME, PP_D(thread_state.current_frame)) \
+    X(tstate_cframe, PP_OFF_TSTATE_CFRAME, PP_NONE)                     /* 3.11-3.12 */ \
+    X(cframe_current_frame, PP_OFF_CFRAME_CURRENT, PP_NONE)             /* 3.11-3.12 */ \
+    /* constant, 1: frames are PyFrameObjects (3.8-3.10) */ \
+    X(frame_is_object, PP_FRAME_IS_OBJECT, PP_NONE) \
+    X(frame_previous, PP_OFF_FRAME_PREVIOUS, PP_D(interpreter_frame.previous)) \
+    X(frame_code, PP_OFF_FRAME_CODE, PP_D(interpreter_frame.executable)) \
+    /* constant: bits to clear from the code reference (3.14+: a _PyStackRef) */ \
+    X(frame_code_tag_mask, PP_FRAME_CODE_TAG_MASK, PP_NONE) \
+    /* f_lasti (an int) or a pointer into the code */ \
+    X(frame_instr, PP_OFF_FRAME_INSTR, PP_D(interpreter_frame.instr_ptr)) \
+    X(frame_owner, PP_OFF_FRAME_OWNER, PP_D(interpreter_frame.owner))  /* a char */ \
+    /* constant: owner values from this up are shims (3.12+) */ \
+    X(frame_owner_shim_min, PP_FRAME_OWNER_SHIM_MIN, PP_NONE) \
+    /* 3.11: a char, 1 on the first frame of an evaluation; -1 elsewhere \
+     * (3.8-3.10: every frame is one; 3.12+: the frame after a shim) */ \
+    X(frame_is_entry, PP_OFF_FRAME_IS_ENTRY, PP_NONE) \
+    /* free-threaded: the index of the thread's copy of the bytecode */ \
+    X(frame_tlbc_index, PP_OFF_FRAME_TLBC_INDEX, PP_DBG_FRAME_TLBC_INDEX) \
+    X(code_qualname, PP_OFF_CODE_QUALNAME, PP_D(code_object.qualname)) \
+    X(code_name, offsetof(PyCodeObject, co_name), PP_D(code_object.name)) \
+    X(code_filename, offsetof(PyCodeObject, co_filename), PP_D(code_object.filename)) \
+    X(code_firstlineno, offsetof(PyCodeObject, co_firstlineno), \
+      PP_D(code_object.firstlineno)) \
+    /* 3.11+: where the instructions start */ \
+    X(code_adaptive, PP_OFF_CODE_ADAPTIVE, PP_D(code_object.co_code_adaptive)) \
+    /* free-threaded: the per-thread copies of the bytecode (_PyCodeArray) */ \
+    X(code_tlbc, PP_OFF_CODE_TLBC, PP_DBG_CODE_TLBC) \
+    /* co_lnotab (3.8, 3.9), co_linetable (3.10+) */ \
+    X(code_linetable, PP_OFF_CODE_LINETABLE, PP_D(code_object.linetable)) \
+    X(linetable_format, PP_LINETABLE_FORMAT, PP_NONE)                   /* PP_LINES_* */ \
+    X(instr_kind, PP_INSTR_KIND, PP_NONE)            /* PP_INSTR_*: what frame_instr holds */ \
+    /* PyASCIIObject.state (a bit field word) and its bits (constants) */ \
+    X(str_state, offsetof(PyASCIIObject, state), PP_D(unicode_object.state)) \
+    X(str_ascii_mask, PP_STR_ASCII_MASK, PP_NONE) \
+    X(str_compact_mask, PP_STR_COMPACT_MASK, PP_NONE) \
+    X(str_kind_mask, PP_STR_KIND_MASK, PP_NONE) \
+    X(str_length, offsetof(PyASCIIObject, length), PP_D(unicode_object.length)) \
+    /* its hash, -1 until computed (names: at once) */ \
+    X(str_hash, offsetof(PyASCIIObject, hash), PP_NONE) \
+    X(str_ascii_data, sizeof(PyASCIIObject), PP_D(unicode_object.asciiobject_size)) \
+    X(str_compact_data, sizeof(PyCompactUnicodeObject), PP_DBG_STR_COMPACT_DATA) \
+    X(object_type, offsetof(PyObject, ob_type), PP_D(pyobject.ob_type)) \
+    X(bytes_size, offsetof(PyVarObject, ob_size), PP_D(bytes_object.ob_size)) \
+    X(bytes_data, offsetof(PyBytesObject, ob_sval), PP_D(bytes_object.ob_sval)) \
+    /* constant, 1: a free-threaded build (no GIL; 3.13t+) */ \
+    X(free_threaded, PP_FREE_THREADED, PP_NONE)
 
 typedef struct pp_py_offsets {
     uint32_t magic;               /* PP_PY_OFFSETS_MAGIC */
     uint32_t size;                /* sizeof(pp_py_offsets) of the writer */
     uint32_t version_hex;         /* PY_VERSION_HEX of the headers */
-    /* every offset below is in bytes; -1: the field does not exist there */
-    int32_t runtime_interpreters_head;
-    int32_t interp_threads_head;
-    int32_t tstate_next;
-    int32_t tstate_thread_id;     /* pthread_self() of the thread */
-    int32_t tstate_frame;         /* 3.8-3.10 .frame, 3.13+ .current_frame */
-    int32_t tstate_cframe;        /* 3.11-3.12 */
-    int32_t cframe_current_frame; /* 3.11-3.12 */
-    int32_t frame_is_object;      /* 1: frames are PyFrameObjects (3.8-3.10) */
-    int32_t frame_previous;
-    int32_t frame_code;
-    int32_t frame_code_tag_mask;  /* bits to clear from the code pointer (3.14+) */
-    int32_t frame_instr;          /* f_lasti (an int) or a pointer into the code */
-    int32_t frame_owner;          /* a char; -1 before 3.11 */
-    int32_t frame_owner_shim_min; /* owner values from this up are shims (3.12+) */
-    int32_t frame_is_entry;       /* 3.11: a char, 1 on the first frame of an
-                                     evaluation; -1 elsewhere (3.8-3.10: every
-                                     frame is one; 3.12+: the frame after a shim) */
-    int32_t code_qualname;
-    int32_t code_name;
-    int32_t code_filename;
-    int32_t code_firstlineno;
-    int32_t code_adaptive;        /* 3.11+: where the instructions start */
-    int32_t str_state;            /* PyASCIIObject.state (a bit field word) */
-    uint32_t str_ascii_mask, str_compact_mask, str_kind_mask;
-    int32_t str_length;
-    int32_t str_hash;             /* its hash, -1 until computed (names: at once) */
-    int32_t str_ascii_data;       /* sizeof(PyASCIIObject) */
-    int32_t str_compact_data;     /* sizeof(PyCompactUnicodeObject) */
-    int32_t object_type;          /* PyObject.ob_type */
-    /* the executing line: the code object's line table and where the frame is */
-    int32_t code_linetable;       /* co_lnotab (3.8, 3.9), co_linetable (3.10+) */
-    int32_t linetable_format;     /* PP_LINES_* */
-    int32_t instr_kind;           /* PP_INSTR_*: what frame_instr holds */
-    int32_t bytes_size;           /* PyVarObject.ob_size of a bytes object */
-    int32_t bytes_data;           /* PyBytesObject.ob_sval */
+#define PP_PY_FIELD_MEMBER(name, headers, debug) int32_t name;
+    PP_PY_FIELDS(PP_PY_FIELD_MEMBER)
+#undef PP_PY_FIELD_MEMBER
 } pp_py_offsets;
 
 enum {

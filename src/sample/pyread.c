@@ -316,12 +316,27 @@ long pp_pyread_bytes(pid_t pid, const pp_py_offsets *o, uint64_t table, unsigned
     return (long)size;
 }
 
-int64_t pp_pyread_offset(const pp_py_offsets *o, uint64_t code, uint64_t instr)
+uint64_t pp_pyread_code_start(pid_t pid, const pp_py_offsets *o, uint64_t code, int32_t tlbc)
+{
+    uint64_t array = 0, start = 0;
+    int64_t size = 0;
+
+    if (o->code_adaptive < 0)
+        return 0;
+    if (tlbc <= 0 || o->code_tlbc < 0)
+        return code + (uint64_t)o->code_adaptive;
+    /* _PyCodeArray: its size, then one pointer per thread's copy */
+    if (peek_ptr(pid, code, o->code_tlbc, &array) != 0 ||
+        peek(pid, array, &size, sizeof(size)) != 0 || tlbc >= size ||
+        peek(pid, array + 8 + 8 * (uint64_t)tlbc, &start, sizeof(start)) != 0)
+        return 0;
+    return start;
+}
+
+int64_t pp_pyread_offset(const pp_py_offsets *o, uint64_t start, uint64_t instr)
 {
     if (o->instr_kind == PP_INSTR_POINTER) {
-        uint64_t start = code + (uint64_t)o->code_adaptive;
-
-        if (o->code_adaptive < 0 || instr < start || instr - start > INT32_MAX)
+        if (!start || instr < start || instr - start > INT32_MAX)
             return -1;
         return (int64_t)(instr - start);
     }

@@ -96,9 +96,16 @@ int pp_pyread_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, uint64_t str
 long pp_pyread_bytes(pid_t pid, const pp_py_offsets *o, uint64_t table, unsigned char *out,
                      size_t cap);
 
+/* Where the bytecode a frame of code runs starts: the code object's own
+ * (co_code_adaptive, 3.11+), or in a free-threaded build the copy of the
+ * frame's thread (tlbc: the frame's tlbc_index, 0 the object's own; its
+ * co_tlbc array read from pid). 0 when it cannot be told. */
+uint64_t pp_pyread_code_start(pid_t pid, const pp_py_offsets *o, uint64_t code, int32_t tlbc);
+
 /* The byte offset in the code of a frame's instruction as the collector
- * read it (pyoffsets.h PP_INSTR_*); -1 when it is not in the code. */
-int64_t pp_pyread_offset(const pp_py_offsets *o, uint64_t code, uint64_t instr);
+ * read it (pyoffsets.h PP_INSTR_*), its bytecode starting at start
+ * (pp_pyread_code_start; unused before 3.11); -1 when it is not in it. */
+int64_t pp_pyread_offset(const pp_py_offsets *o, uint64_t start, uint64_t instr);
 
 /* The Python stacks of every thread of the main interpreter of pid, whose
  * _PyRuntime is at runtime; up to max threads into out. The number of

@@ -25,7 +25,7 @@
  *
  * Only reads (bpf_probe_read_user): the program is not changed, stopped or
  * slowed beyond the sample itself. The structure offsets come from user
- * space per process (pyoffsets.h, the module of its version). GPL: the
+ * space per process (pyoffsets.h; pylayout.c finds each process's). GPL: the
  * helpers it calls need it; it is built apart from perfpy's own code and
  * loaded at run time.
  */
@@ -157,6 +157,7 @@ static long one_frame(__u32 i, void *ctx)
     s->py[n].file = rd(code, o->code_filename);
     s->py[n].table = rd(code, o->code_linetable);
     s->py[n].firstlineno = (__u32)rd(code, o->code_firstlineno);
+    s->py[n].tlbc = o->frame_tlbc_index >= 0 ? (__s32)rd(frame, o->frame_tlbc_index) : 0;
     w->n = n + 1;
     return 0;
 }

@@ -658,10 +658,10 @@ class SampleMode(RecordTest):
 
     @needs_perf
     def test_children_are_followed(self):
-        """fork_exec.py: a forked child, an exec'd child of the same Python
-        and a shell each get their own root with their own frames; a child
-        running another Python keeps its native frames, and the notes say
-        its Python frames are not read."""
+        """fork_exec.py: a forked child, an exec'd child of the same Python,
+        a child running another CPython version (read with that version's
+        own layout: no module of it is needed) and a shell each get their
+        own root with their own frames."""
         if os.geteuid() != 0:
             self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
         pys = interpreters()
@@ -687,11 +687,13 @@ class SampleMode(RecordTest):
                         roots["sh"][root] += n
                 note("%s: samples by function and process root: %s" % (
                     py.label, {k: sorted(v.values()) for k, v in sorted(roots.items())}))
-                for fn in ("parent_work", "forked_child", "execd_python", "sh"):
+                fns = ["parent_work", "forked_child", "execd_python", "sh"]
+                fns += ["other_python"] if other else []
+                for fn in fns:
                     self.assertIn(fn, roots, p.stderr[-2000:])
                     self.assertEqual(len(roots[fn]), 1, roots[fn])
                     self.assertGreater(sum(roots[fn].values()), 20, roots)
-                self.assertEqual(len({r for v in roots.values() for r in v}), 4, roots)
+                self.assertEqual(len({r for v in roots.values() for r in v}), len(fns), roots)
                 # each process's samples against its own CPU time, which it
                 # reports (399 Hz of CPU time: a sample per 2.5 ms of it). A
                 # process with two events on it, its own and its parent's
@@ -718,10 +720,7 @@ class SampleMode(RecordTest):
                                     "%s: %d samples for %.3f s of CPU (%d at 399 Hz)"
                                     % ("+".join(fns), n, want / 399, want))
                 self.assertRegex(p.stderr, r"followed \d+ child process")
-                if other:
-                    self.assertNotIn("other_python", roots)
-                    self.assertIn("ran another Python", p.stderr)
-                    self.assertIn(os.path.basename(other.path).split(".")[0], p.stderr)
+                self.assertNotIn("are not read", p.stderr)
 
     @needs_perf
     def test_numpy_frames_below_the_python_frame_that_called_it(self):

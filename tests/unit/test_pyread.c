@@ -222,7 +222,8 @@ static void cache_one(const interp *py, const char *dir)
     ASSERT_NE_INT(e->table_len, 0);
     /* a frame not started yet (f_lasti -1, or an instruction pointer
      * before the code): the def line */
-    ASSERT_EQ_INT(pp_pycode_line(e, &o, id.code, o.instr_kind == PP_INSTR_POINTER
+    ASSERT_EQ_INT(pp_pycode_line(e, &o, pp_pyread_code_start(pid, &o, id.code, 0),
+                                 o.instr_kind == PP_INSTR_POINTER
                                  ? id.code : (uint64_t)(uint32_t)-1), 2);
     /* the same address, another object's fields: not foo */
     other = id;

@@ -1,0 +1,143 @@
+"""Sample mode on every CPython as it ships, with no perfpy module of its
+version: the structure layout of each process comes from the tables
+compiled into perfpy (3.8-3.12) or from its own _Py_DebugOffsets (3.13+),
+checked, and refused with one sentence when it does not match (native
+frames still recorded, no Python name made up)."""
+
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+import support
+from support import BUILD, PERFPY, TempDirTest, interpreters, note, run
+from test_report import collapsed_counts
+
+SAMPLER = os.path.join(BUILD, "perfpy-sample")
+PROGRAMS = os.path.join(support.ROOT, "tests", "integration", "programs")
+
+BUSY = """\
+import time
+def foo():
+    end = time.process_time() + 1.2
+    n = 0
+    while time.process_time() < end:
+        n += 1
+def bar():
+    foo()
+def baz():
+    bar()
+baz()
+"""
+
+
+def busy_whole(stacks):
+    """Samples in foo, and those whole: foo <- bar <- baz <- <module>, each
+    at a line of its body (the executing line, not the def line)."""
+    foo = whole = 0
+    chain = re.compile(r"(^|;)<module> \([^;]*busy\.py:11\);baz \([^;]*busy\.py:10\);"
+                       r"bar \([^;]*busy\.py:8\);foo \([^;]*busy\.py:[3-6]\)")
+    for s, n in stacks.items():
+        if re.search(r"(^|;)foo \(", s):
+            foo += n
+            if chain.search(s):
+                whole += n
+    return foo, whole
+
+
+class SampleTest(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        if not os.path.exists(SAMPLER):
+            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+        if os.geteuid() != 0:
+            self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
+
+
+class NoModule(SampleTest):
+    def test_each_interpreter_read_with_no_module_of_its_version(self):
+        """perfpy and perfpy-sample copied beside a lib/ with no module at
+        all: each interpreter's stacks whole (>= 99% of foo's samples) with
+        executing lines. Mutation: pylayout_find refuses every version ->
+        red: 0 samples in foo whole."""
+        tree = os.path.join(self.tmp, "perfpy")
+        os.makedirs(os.path.join(tree, "lib"))
+        shutil.copy(PERFPY, tree)
+        shutil.copy(SAMPLER, tree)
+        shutil.copy(os.path.join(support.LIBDIR, "sitecustomize.py"), os.path.join(tree, "lib"))
+        prog = os.path.join(self.tmp, "busy.py")
+        with open(prog, "w") as f:
+            f.write(BUSY)
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                out = os.path.join(self.tmp, "busy-%s.txt" % py.label)
+                p = run([os.path.join(tree, "perfpy"), "record", "--mode", "sample", "-f",
+                         "collapsed", "-o", out, "--", py.path, prog])
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                foo, whole = busy_whole(collapsed_counts(out))
+                note("%s, no module: %d of %d samples in foo whole with executing lines"
+                     % (py.label, whole, foo))
+                self.assertGreater(foo, 200)
+                self.assertGreaterEqual(whole * 100, foo * 99)
+
+
+class SpoiledDebugOffsets(SampleTest):
+    def test_a_layout_that_does_not_match_is_refused(self):
+        """A 3.13+ process whose _Py_DebugOffsets it spoiled itself
+        (spoiled_debug_offsets.py: the cookie, the version, the
+        free-threaded flag), attached for 2 s: one line naming its version
+        and why, its native frames recorded, not one Python frame (no name
+        made up). The positive twin (nothing spoiled): spin's samples whole.
+        Mutation: the cookie check dropped (the table used as is) -> red:
+        Python frames in the cookie case."""
+        pys = [p for p in interpreters() if p.version_info >= (3, 13)]
+        if not pys:
+            self.skipTest("no CPython 3.13+ in this build")
+        says = {"cookie": "cookie", "version": "3.99.0", "free_threaded": "free-threaded",
+                "none": None}
+        for py in pys:
+            for what, said in says.items():
+                with self.subTest(py=py.label, what=what):
+                    stacks, err = self.attach(py, what)
+                    total = sum(stacks.values())
+                    python = sum(n for s, n in stacks.items()
+                                 if re.search(r"\((<frozen |[^;]*\.py:)", s))
+                    spin = sum(n for s, n in stacks.items() if re.search(
+                        r"<module> \([^;]*spoiled_debug_offsets\.py:\d+\);work \([^;]*\);"
+                        r"spin \(", s))
+                    note("%s, %s spoiled: %d samples, %d with Python frames%s"
+                         % (py.label, what, total, python,
+                            "" if said is None else "; said: " + "".join(
+                                l for l in err.splitlines() if "are not read" in l)))
+                    self.assertGreater(total, 50, err)
+                    if said is None:
+                        self.assertGreaterEqual(spin * 100, total * 95, err)
+                        self.assertNotIn("are not read", err)
+                        continue
+                    self.assertEqual(python, 0, err)
+                    self.assertRegex(err, r"perfpy: the process \d+ \([^)]*\): CPython 3\.%d\."
+                                     % py.version_info[1] if what != "version" else
+                                     r"perfpy: the process \d+ \(")
+                    self.assertIn(said, err)
+                    self.assertIn("its Python frames are not read (its native frames are)", err)
+
+    def attach(self, py, what):
+        target = subprocess.Popen([py.path, os.path.join(PROGRAMS, "spoiled_debug_offsets.py"),
+                                   what], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  universal_newlines=True)
+        try:
+            self.assertEqual(target.stdout.readline().strip(), "ready")
+            out = os.path.join(self.tmp, "spoiled-%s-%s.txt" % (py.label, what))
+            p = run([PERFPY, "record", "--mode", "sample", "-p", str(target.pid), "-d", "2",
+                     "-f", "collapsed", "-o", out])
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        finally:
+            target.stdin.close()
+            target.wait(timeout=60)
+        self.assertEqual(target.returncode, 0)
+        return collapsed_counts(out), p.stderr
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,284 @@
+/*
+ * pylayout.c: each running interpreter of the build gets, with no perfpy
+ * module read, the layout its own headers give (the module perfpy built
+ * with those headers exports it: the oracle), from the compiled tables on
+ * 3.8-3.12 and from its _Py_DebugOffsets on 3.13+. Then copies of a live
+ * 3.13+ _PyRuntime, corrupted one way each (cookie, version, flavour flag,
+ * a field), are refused with a sentence naming the version, and a crafted
+ * free-threaded layout is read as the free-threaded headers say.
+ */
+#include "test.h"
+
+#if PP_UNWIND
+#include "sample/maps.h"
+#include "sample/pylayout.h"
+#include "sample/pyread.h"
+#include "sample/pytables.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char PROGRAM[] =
+    "import time\n"
+    "print('ready', flush=True)\n"
+    "time.sleep(60)\n";
+
+typedef struct interp {
+    char path[512], ext[64];
+} interp;
+
+/* BUILD/pythons.txt: "path version ext include" per line. */
+static size_t interpreters(interp *v, size_t max, char *dir, size_t dlen)
+{
+    char line[2048], file[600], ver[32];
+    ssize_t n = readlink("/proc/self/exe", dir, dlen - 1);
+    FILE *f;
+    size_t k = 0;
+
+    if (n <= 0)
+        return 0;
+    dir[n] = '\0';
+    *strrchr(dir, '/') = '\0';
+    snprintf(file, sizeof(file), "%s/pythons.txt", dir);
+    if (!(f = fopen(file, "r")))
+        return 0;
+    while (k < max && fgets(line, sizeof(line), f))
+        if (sscanf(line, "%511s %31s %63s", v[k].path, ver, v[k].ext) == 3)
+            k++;
+    fclose(f);
+    return k;
+}
+
+/* A live interpreter: its pid, _PyRuntime and where it is. */
+typedef struct live {
+    pid_t pid;
+    int fd;
+    pp_maps maps;
+    uint64_t runtime;
+    char file[512];
+} live;
+
+static void start_live(const char *python, live *l)
+{
+    char buf[16];
+
+    memset(l, 0, sizeof(*l));
+    l->pid = test_start_python(python, PROGRAM, &l->fd);
+    if (read(l->fd, buf, sizeof(buf)) < 5)
+        TEST_FAIL_("%s did not start", python);
+    ASSERT_EQ_INT(pp_maps_read(l->pid, &l->maps), 0);
+    ASSERT_EQ_INT(pp_py_symbol_address(&l->maps, "_PyRuntime", &l->runtime, l->file,
+                                       sizeof(l->file)), 0);
+}
+
+static void stop_live(live *l)
+{
+    int status;
+
+    kill(l->pid, SIGKILL);
+    waitpid(l->pid, &status, 0);
+    close(l->fd);
+    pp_maps_free(&l->maps);
+}
+
+/* Every field of a and b alike; the first that differs is named. */
+static void same_fields(const char *what, const pp_py_offsets *a, const pp_py_offsets *b)
+{
+#define SAME(name, headers, debug)                                                   \
+    if (a->name != b->name)                                                          \
+        TEST_FAIL_("%s: %s is %d, the headers say %d", what, #name, a->name, b->name);
+    PP_PY_FIELDS(SAME)
+#undef SAME
+}
+
+static void layout_one(const interp *py, const char *dir)
+{
+    char module[700], why[512];
+    pp_py_offsets want;
+    pp_pylayout got;
+    live l;
+    int rc;
+
+    snprintf(module, sizeof(module), "%s/lib/perfpy%s", dir, py->ext);
+    ASSERT_EQ_INT(pp_pyoffsets_read(module, &want), 0);
+    start_live(py->path, &l);
+    rc = pp_pylayout_find(l.pid, &l.maps, l.runtime, l.file, 0, &got, why, sizeof(why));
+    stop_live(&l);
+    if (rc != 0)
+        TEST_FAIL_("%s: refused: %s", py->path, why);
+    same_fields(py->path, &got.off, &want);
+    ASSERT_EQ_INT(got.version_hex >> 16, want.version_hex >> 16);
+    ASSERT_EQ_INT(got.from_debug, (want.version_hex >> 16) >= 0x030d);
+    printf("    %s: the layout from its %s is its headers' (the module's table)\n", py->path,
+           got.from_debug ? "_Py_DebugOffsets and the tables" : "version's compiled table");
+}
+
+static void each_interpreter(void (*fn)(const interp *, const char *), int min_minor)
+{
+    static interp v[16];
+    char dir[512];
+    size_t n = interpreters(v, 16, dir, sizeof(dir)), done = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        int major, minor, status;
+        char ver[32];
+        pid_t child;
+
+        if (sscanf(strstr(v[i].ext, "cpython-") ? strstr(v[i].ext, "cpython-") + 8 : "",
+                   "%1d%d", &major, &minor) != 2 || minor < min_minor)
+            continue;
+        (void)ver;
+        if ((child = fork()) == 0) {
+            fn(&v[i], dir);
+            fflush(stdout);
+            _exit(0);
+        }
+        waitpid(child, &status, 0);
+        ASSERT_EQ_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
+        done++;
+    }
+    if (!done)
+        TEST_SKIP("no interpreter of 3.%d or newer in the build's pythons.txt", min_minor);
+}
+
+TEST(pylayout_every_interpreter_without_its_module)
+{
+    each_interpreter(layout_one, 8);
+}
+
+/* ---- copies of a live _PyRuntime, corrupted ------------------------------- */
+
+static unsigned char image[PP_PYLAYOUT_READ];
+
+static int from(const unsigned char *copy, uint32_t py_version, unsigned flags, pp_pylayout *l,
+                char *why, size_t len)
+{
+    return pp_pylayout_from(copy, sizeof(image), py_version, flags, l, why, len);
+}
+
+static void expect_refusal(const char *what, const unsigned char *copy, uint32_t py_version,
+                           unsigned flags, const char *says)
+{
+    char why[512];
+    pp_pylayout l;
+    int rc = from(copy, py_version, flags, &l, why, sizeof(why));
+
+    if (rc != -ENOTSUP || !strstr(why, says))
+        TEST_FAIL_("%s: %d \"%s\", want -ENOTSUP saying \"%s\"", what, rc, why, says);
+    printf("      %s: refused: %s\n", what, why);
+}
+
+static void corrupt_one(const interp *py, const char *dir)
+{
+    unsigned char copy[sizeof(image)];
+    const pp_py_table *ft;
+    uint64_t at, py_version = 0, v;
+    char why[512], text[32], want[64];
+    pp_pylayout l;
+    live lv;
+
+    (void)dir;
+    start_live(py->path, &lv);
+    ASSERT_EQ_INT(pp_pyread_peek(lv.pid, lv.runtime, image, sizeof(image)), 0);
+    ASSERT_EQ_INT(pp_py_symbol_address(&lv.maps, "Py_Version", &at, NULL, 0), 0);
+    ASSERT_EQ_INT(pp_pyread_peek(lv.pid, at, &py_version, sizeof(py_version)), 0);
+    stop_live(&lv);
+    pp_py_version_text((uint32_t)py_version, text, sizeof(text));
+    printf("    %s (CPython %s):\n", py->path, text);
+
+    /* the positive twin: the copy as it is */
+    ASSERT_EQ_INT(from(image, (uint32_t)py_version, 0, &l, why, sizeof(why)), 0);
+    ASSERT_EQ_INT(l.from_debug, 1);
+    ASSERT_EQ_INT(l.version_hex, (uint32_t)py_version);
+
+    memcpy(copy, image, sizeof(copy));
+    copy[7] = 'z';                                       /* "xdebugpz" */
+    snprintf(want, sizeof(want), "CPython %s", text);
+    expect_refusal("cookie", copy, (uint32_t)py_version, 0, want);
+
+    memcpy(copy, image, sizeof(copy));
+    v = 0x036300f0;                                      /* 3.99.0 */
+    memcpy(copy + 8, &v, 8);
+    expect_refusal("version 3.99 (Py_Version unknown)", copy, 0, 0, "CPython 3.99.0 is newer");
+    expect_refusal("version 3.99", copy, (uint32_t)py_version, 0, "3.99.0");
+    v = py_version + 0x00010000;                         /* the next minor: a known table */
+    memcpy(copy + 8, &v, 8);
+    expect_refusal("version of the next minor", copy, (uint32_t)py_version, 0,
+                   "does not match its version");
+
+    memcpy(copy, image, sizeof(copy));
+    v = 1;                                               /* free-threaded, it says */
+    memcpy(copy + 16, &v, 8);
+    expect_refusal("free_threaded = 1", copy, (uint32_t)py_version, 0, "free-threaded build");
+    /* read anyway: the object header is not that flavour's; never garbage */
+    expect_refusal("free_threaded = 1, accepted", copy, (uint32_t)py_version,
+                   PP_PYLAYOUT_FREE_THREADED, "a layout perfpy does not know");
+    v = 2;
+    memcpy(copy + 16, &v, 8);
+    expect_refusal("free_threaded = 2", copy, (uint32_t)py_version, 0, "free_threaded = 2");
+
+    /* a crafted free-threaded layout: its table's values where its debug
+     * offsets publish them, in the copy; read, it is that table's layout */
+    ft = pp_py_table_find((uint32_t)py_version, 1);
+    ASSERT_NE_INT(ft != NULL, 0);
+    memcpy(copy, image, sizeof(copy));
+    v = 1;
+    memcpy(copy + 16, &v, 8);
+#define PUT(name, headers, debug)                                           \
+    if (ft->debug_at.name >= 0) {                                           \
+        v = ft->off.name < 0 ? 0 : (uint64_t)ft->off.name;                  \
+        memcpy(copy + ft->debug_at.name, &v, 8);                            \
+    }
+    PP_PY_FIELDS(PUT)
+#undef PUT
+    ASSERT_EQ_INT(from(copy, (uint32_t)py_version, PP_PYLAYOUT_FREE_THREADED, &l, why,
+                       sizeof(why)), 0);
+    ASSERT_EQ_INT(l.free_threaded, 1);
+    l.off.version_hex = ft->off.version_hex;
+    same_fields("crafted free-threaded", &l.off, &ft->off);
+    printf("      a crafted free-threaded layout: read as its headers say (%d-byte object "
+           "header to ob_type, tag mask %d, per-thread bytecode at %d)\n", l.off.object_type,
+           l.off.frame_code_tag_mask, l.off.code_tlbc);
+
+    /* a published field past any structure */
+    memcpy(copy, image, sizeof(copy));
+    v = 1ull << 40;
+    memcpy(copy + pp_py_table_find((uint32_t)py_version, 0)->debug_at.frame_previous, &v, 8);
+    expect_refusal("an offset of 2^40", copy, (uint32_t)py_version, 0, "frame_previous");
+}
+
+TEST(pylayout_refuses_debug_offsets_that_do_not_match)
+{
+    each_interpreter(corrupt_one, 13);
+}
+
+TEST(pylayout_versions_from_names_and_the_tables)
+{
+    char why[512];
+    pp_pylayout l;
+    unsigned char none[64] = {0};
+
+    ASSERT_EQ_INT(pp_pylayout_version_of_name("/usr/bin/python3.11"), 0x030b0000);
+    ASSERT_EQ_INT(pp_pylayout_version_of_name("/x/lib/libpython3.8.so.1.0"), 0x03080000);
+    ASSERT_EQ_INT(pp_pylayout_version_of_name("/opt/bin/python3.13t"), 0x030d0000);
+    ASSERT_EQ_INT(pp_pylayout_version_of_name("/usr/bin/perl"), 0);
+    /* no cookie: the version's table, or a refusal */
+    ASSERT_EQ_INT(pp_pylayout_from(none, sizeof(none), 0x030a0000, 0, &l, why, sizeof(why)), 0);
+    ASSERT_EQ_INT(l.off.frame_is_object, 1);
+    ASSERT_EQ_INT(pp_pylayout_from(none, sizeof(none), 0, 0, &l, why, sizeof(why)), -ENOENT);
+    ASSERT_EQ_INT(pp_pylayout_from(none, sizeof(none), 0x03070000, 0, &l, why, sizeof(why)),
+                  -ENOTSUP);
+    ASSERT_NE_INT(strstr(why, "CPython 3.7.0") != NULL, 0);
+    ASSERT_EQ_INT(pp_pylayout_from(none, sizeof(none), 0x030e0000, 0, &l, why, sizeof(why)),
+                  -ENOTSUP);
+    ASSERT_NE_INT(strstr(why, "cookie") != NULL, 0);
+    /* every version 3.8-3.15 has a table; 3.13+ both flavours */
+    for (uint32_t minor = 8; minor <= 15; minor++) {
+        ASSERT_NE_INT(pp_py_table_find(0x03000000 | minor << 16, 0) != NULL, 0);
+        ASSERT_EQ_INT(pp_py_table_find(0x03000000 | minor << 16, 1) != NULL, minor >= 13);
+    }
+    ASSERT_EQ_INT(pp_py_table_find(0x03100000, 0) != NULL, 0);
+}
+#endif
