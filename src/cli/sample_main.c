@@ -65,6 +65,7 @@ typedef struct proc {
     uint64_t runtime;              /* 0 until found in its maps */
     int looks;                     /* times its maps were searched for it */
     int refused;                   /* its CPython is not read (pylayout.c said why) */
+    int placed;                    /* its container (if any) told the folder */
     pp_pylayout layout;            /* its structure offsets, once runtime is found */
     int have_types;
     pp_pyread_types types;         /* to tell a code object from what is not */
@@ -216,6 +217,53 @@ static void say_refused(state *st, const proc *p, const char *file, const char *
             "(its native frames are)\n", (int)p->pid, file, why);
 }
 
+/* Its pid in its own PID namespace (the last of /proc/PID/status's NSpid),
+ * 0 when it is in ours. */
+static int ns_pid_of(pid_t pid)
+{
+    char path[64], line[256];
+    FILE *f;
+    int ns = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, "NSpid:", 6) == 0) {
+            char *last = strrchr(line, '\t');
+            int n = last ? atoi(last + 1) : 0;
+
+            ns = n != (int)pid ? n : 0;
+            break;
+        }
+    fclose(f);
+    return ns;
+}
+
+/* A process in a container (another root, another PID namespace) gets a
+ * root of its container in the profile, named by its root directory as we
+ * see it, or by its mount namespace when that is not reachable from ours. */
+static void place(state *st, proc *p)
+{
+    char link[64], root[256];
+    ssize_t n;
+    int ns = ns_pid_of(p->pid);
+
+    p->placed = 1;
+    if (!ns && !pp_maps_other_root(p->pid))
+        return;
+    snprintf(link, sizeof(link), "/proc/%d/root", (int)p->pid);
+    n = readlink(link, root, sizeof(root) - 1);
+    if (n <= 1) {
+        snprintf(link, sizeof(link), "/proc/%d/ns/mnt", (int)p->pid);
+        n = readlink(link, root, sizeof(root) - 1);
+    }
+    if (n <= 0)
+        return;
+    root[n] = '\0';
+    pp_fold_process_container(st->fold, (int)p->pid, ns, root);
+}
+
 /* p's _PyRuntime, once its image (and its libpython) is mapped, and the
  * layout of the CPython it runs. */
 static void find_runtime(state *st, proc *p)
@@ -227,6 +275,8 @@ static void find_runtime(state *st, proc *p)
     /* each look opens the ELF files the process maps: while its image and
      * libpython load (the first milliseconds), not for the whole run of a
      * process that never shows a _PyRuntime (gzip, a shell) */
+    if (!p->placed)
+        place(st, p);
     if (p->runtime || p->refused || p->looks >= 100)
         return;
     if (++p->looks == 100 && p->pid == st->pid)

@@ -39,6 +39,13 @@ int pp_fold_sample(void *folder, const pp_script_sample *s);
  * profile is then whole but may keep its unnamed roots). */
 int pp_fold_close(pp_folder *f);
 
+/* pid runs in a container (another root, another PID namespace): its
+ * stacks go under a root naming the container ("[container ROOT]", ROOT
+ * its root directory as perfpy sees it), its process root says its pid
+ * there too ("python3 (pid 4613, 7 in the container)"). Before
+ * pp_fold_close. 0 or -ENOMEM. */
+int pp_fold_process_container(pp_folder *f, int pid, int ns_pid, const char *root);
+
 /* Loads a sidecar for pid from a file (tests; the folder loads
  * <lines_dir>/perfpy-<pid>.lines by itself). Replaces what it had. */
 int pp_fold_load_lines(pp_folder *f, int pid, const char *path);

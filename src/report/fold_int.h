@@ -76,6 +76,8 @@ typedef struct pp__fold_proc {
     char comm[64];               /* its main thread's last comm, else its first */
     int64_t root;                /* its placeholder root frame (-1: none) */
     uint64_t samples, truncated, python;
+    int ns_pid;                  /* its pid in its container (0: none said) */
+    char container[128];         /* its container's root ("": not in one) */
 } pp__fold_proc;
 
 struct pp_folder {

@@ -34,6 +34,12 @@
  *
  * A process is its real pid: the earlier images of a process that execs,
  * which perf_data.c moves to pid + k * 2^22 (its tids with it), belong to it.
+ *
+ * A process in a container (sample mode says which, from its root and its
+ * PID namespace) goes under a root of its container, and its own root says
+ * the pid it has there:
+ *
+ *   [container /srv/app-root];python3 (pid 4613, 7 in the container);<module>...
  */
 #include "fold_int.h"
 
@@ -137,13 +143,39 @@ int64_t pp__fold_thread_of(pp_folder *f, const pp_script_sample *s, int64_t *roo
     return t;
 }
 
+int pp_fold_process_container(pp_folder *f, int pid, int ns_pid, const char *root)
+{
+    pp__fold_proc *p = find_proc(f, pid);
+    pp_script_sample none;
+
+    if (!p) {
+        memset(&none, 0, sizeof(none));
+        if (!(p = add_proc(f, pid, &none)))
+            return -ENOMEM;
+    }
+    p->ns_pid = ns_pid;
+    snprintf(p->container, sizeof(p->container), "%s", root);
+    return 0;
+}
+
+/* "[container /srv/app-root]": the root above a container's processes. */
+static int64_t container_frame(pp_profile *nw, const pp__fold_proc *p)
+{
+    char label[160];
+    int n = snprintf(label, sizeof(label), "[container %s]", p->container);
+
+    return pp_profile_frame(nw, PP_FRAME_MARKER, label, (size_t)n, NULL, 0, 0);
+}
+
 /* "python3 (pid 4609)": the process root's label. */
 static int64_t root_frame(pp_profile *nw, const pp__fold_proc *p)
 {
-    char label[96];
-    int n = p->pid < 0 ? snprintf(label, sizeof(label), "%s", p->comm[0] ? p->comm : "[unknown]")
-                       : snprintf(label, sizeof(label), "%s (pid %d)",
-                                  p->comm[0] ? p->comm : "[unknown]", p->pid);
+    char label[160];
+    const char *comm = p->comm[0] ? p->comm : "[unknown]";
+    int n = p->pid < 0 ? snprintf(label, sizeof(label), "%s", comm)
+            : p->ns_pid ? snprintf(label, sizeof(label), "%s (pid %d, %d in the container)",
+                                   comm, p->pid, p->ns_pid)
+                        : snprintf(label, sizeof(label), "%s (pid %d)", comm, p->pid);
 
     return pp_profile_frame(nw, PP_FRAME_MARKER, label, (size_t)n, NULL, 0, 0);
 }
@@ -177,12 +209,13 @@ static int64_t copy_frame(pp_profile *nw, const pp_profile *old, uint32_t *map, 
     return n;
 }
 
-/* Each old stack again in nw, its frames through map (DROP: left out);
- * stack_map[old stack] = its new index. */
+/* Each old stack again in nw, its frames through map (DROP: left out), a
+ * process root under its container's root (above[old frame], PP_NONE:
+ * none); stack_map[old stack] = its new index. */
 static int copy_stacks(pp_profile *nw, const pp_profile *old, uint32_t *map,
-                       uint32_t *stack_map)
+                       const uint32_t *above, uint32_t *stack_map)
 {
-    uint32_t *buf = malloc(((size_t)old->nids + 1) * sizeof(*buf));
+    uint32_t *buf = malloc(((size_t)old->nids + 2) * sizeof(*buf));
     int64_t rc = 0;
 
     if (!buf)
@@ -194,6 +227,8 @@ static int copy_stacks(pp_profile *nw, const pp_profile *old, uint32_t *map,
         for (uint32_t d = 0; d < s->depth && rc >= 0; d++) {
             if (map[ids[d]] == DROP)
                 continue;
+            if (above[ids[d]] != PP_NONE)
+                buf[n++] = above[ids[d]];            /* the container's root */
             if ((rc = copy_frame(nw, old, map, ids[d])) >= 0)
                 buf[n++] = (uint32_t)rc;
         }
@@ -205,8 +240,10 @@ static int copy_stacks(pp_profile *nw, const pp_profile *old, uint32_t *map,
 }
 
 /* The roots' frames in nw, first: the processes' (named when proc_roots,
- * else left out), then the threads'. */
-static int name_roots(pp_folder *f, pp_profile *nw, uint32_t *map, int proc_roots)
+ * else left out; a container's root above those in one), then the
+ * threads'. */
+static int name_roots(pp_folder *f, pp_profile *nw, uint32_t *map, uint32_t *above,
+                      int proc_roots)
 {
     const pp_profile *old = f->p;
     int64_t id;
@@ -220,6 +257,10 @@ static int name_roots(pp_folder *f, pp_profile *nw, uint32_t *map, int proc_root
             return (int)id;
         } else {
             map[f->procs[i].root] = (uint32_t)id;
+            if (f->procs[i].container[0] && (id = container_frame(nw, &f->procs[i])) < 0)
+                return (int)id;
+            if (f->procs[i].container[0])
+                above[f->procs[i].root] = (uint32_t)id;
         }
     }
     for (size_t i = 0; i < f->nthread_roots; i++) {
@@ -238,22 +279,26 @@ static int name_roots(pp_folder *f, pp_profile *nw, uint32_t *map, int proc_root
 static int rebuild(pp_folder *f, int proc_roots)
 {
     pp_profile *old = f->p, nw;
-    uint32_t *map = malloc(((size_t)old->nframes + 1) * sizeof(*map));
+    size_t frames = ((size_t)old->nframes + 1) * sizeof(uint32_t);
+    uint32_t *map = malloc(frames), *above = malloc(frames);
     uint32_t *stack_map = malloc(((size_t)old->nstacks + 1) * sizeof(*stack_map));
-    int rc = map && stack_map ? pp_profile_init(&nw) : -ENOMEM;
+    int rc = map && above && stack_map ? pp_profile_init(&nw) : -ENOMEM;
 
     if (rc < 0) {
         free(map);
+        free(above);
         free(stack_map);
         return rc;
     }
-    memset(map, 0xff, ((size_t)old->nframes + 1) * sizeof(*map));
-    rc = name_roots(f, &nw, map, proc_roots);
+    memset(map, 0xff, frames);
+    memset(above, 0xff, frames);
+    rc = name_roots(f, &nw, map, above, proc_roots);
     if (rc == 0)
-        rc = copy_stacks(&nw, old, map, stack_map);
+        rc = copy_stacks(&nw, old, map, above, stack_map);
     if (rc == 0)
         rc = pp_profile_take_samples(&nw, old, stack_map);
     free(map);
+    free(above);
     free(stack_map);
     if (rc < 0) {
         pp_profile_free(&nw);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int skip_field(const char **p, const char *end)
@@ -115,6 +116,23 @@ int pp_maps_parse(const char *text, size_t len, pp_maps *out)
     return 0;
 }
 
+/* A chroot's (or a container's, when its root is reachable from ours)
+ * files are printed with the path of its root in front: taken off, so the
+ * paths are the ones the process itself opened. */
+static void as_the_process_sees(pp_maps *m)
+{
+    char link[64], root[4096];
+    ssize_t n;
+
+    snprintf(link, sizeof(link), "/proc/%d/root", m->pid);
+    if ((n = readlink(link, root, sizeof(root) - 1)) <= 1)
+        return;                                  /* "/" or unreadable */
+    root[n] = '\0';
+    for (size_t i = 0; i < m->n; i++)
+        if (strncmp(m->v[i].path, root, (size_t)n) == 0 && m->v[i].path[n] == '/')
+            m->v[i].path += n;
+}
+
 int pp_maps_read(int pid, pp_maps *out)
 {
     char path[64], *buf;
@@ -127,7 +145,29 @@ int pp_maps_read(int pid, pp_maps *out)
     if (rc == 0)
         rc = pp_maps_parse(buf, n, out);
     free(buf);
+    out->pid = pid;
+    if ((out->other_root = pp_maps_other_root(pid)))
+        as_the_process_sees(out);
     return rc;
+}
+
+int pp_maps_other_root(int pid)
+{
+    char path[64];
+    struct stat theirs, ours;
+
+    snprintf(path, sizeof(path), "/proc/%d/root/", pid);
+    if (stat(path, &theirs) != 0 || stat("/", &ours) != 0)
+        return 0;
+    return theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino;
+}
+
+const char *pp_maps_open_path(const pp_maps *m, const char *path, char *buf, size_t len)
+{
+    if (!m->other_root || path[0] != '/' ||
+        snprintf(buf, len, "/proc/%d/root%s", m->pid, path) >= (int)len)
+        return path;
+    return buf;
 }
 
 const pp_map *pp_maps_find(const pp_maps *m, uint64_t addr)

@@ -34,14 +34,26 @@ typedef struct pp_maps {
     size_t n;
     size_t bad_lines;      /* lines not understood (skipped) */
     char *strings;         /* the paths (owned) */
+    int pid;               /* whose (pp_maps_read), 0: parsed text */
+    int other_root;        /* 1: its root is not ours (a container, a chroot):
+                              the paths are the process's own (the kernel
+                              prints them from our root: the part up to its
+                              root, /proc/PID/root's target, is taken off),
+                              opened through /proc/PID/root */
 } pp_maps;
 
 /* Parses len bytes of maps text into *out (which the caller frees with
  * pp_maps_free, also after an error). 0 or -ENOMEM. */
 int pp_maps_parse(const char *text, size_t len, pp_maps *out);
+/* 1 when pid's root directory is not ours (a container, a chroot). */
+int pp_maps_other_root(int pid);
 /* Reads and parses /proc/PID/maps. 0, or -errno of the open or read
  * (-ENOENT: the process is gone). */
 int pp_maps_read(int pid, pp_maps *out);
+/* Where to open the file the process maps at path (as the process sees
+ * it): through /proc/PID/root when its root is not ours, else path itself
+ * (in buf, size len). */
+const char *pp_maps_open_path(const pp_maps *m, const char *path, char *buf, size_t len);
 /* The mapping holding addr, or NULL. */
 const pp_map *pp_maps_find(const pp_maps *m, uint64_t addr);
 void pp_maps_free(pp_maps *m);

@@ -111,8 +111,9 @@ static int load_bias(Elf *elf, const pp_maps *maps, const char *path, uint64_t *
 
 static int symbol_in(const pp_maps *maps, const char *path, const char *name, uint64_t *addr)
 {
+    char buf[4200];
     int fd, rc = -ENOENT;
-    Elf *elf = open_elf(path, &fd);
+    Elf *elf = open_elf(pp_maps_open_path(maps, path, buf, sizeof(buf)), &fd);
     GElf_Sym sym;
     uint64_t bias;
 

@@ -39,6 +39,10 @@ typedef struct proc {
     int pid;
     Dwfl *dwfl;
     pp_maps maps;
+    Dwfl_Callbacks callbacks;      /* its own: a container's debug files are
+                                      under its root */
+    char *debuginfo_path;          /* NULL: libdw's default */
+    char debuginfo_buf[96];
     int mem_fd;                    /* /proc/PID/mem; -1 when not (yet) open */
     int mem_tried;
     uint64_t refreshed_ns, used;   /* last maps read (CLOCK_MONOTONIC, as sample
@@ -60,12 +64,22 @@ struct pp_unwinder {
     int vdso_fd;
 };
 
-static char *debuginfo_path;
-static const Dwfl_Callbacks callbacks = {
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .debuginfo_path = &debuginfo_path,
-    .section_address = dwfl_offline_section_address,
-};
+/* A Dwfl for p: the debug files of a process in a container (another
+ * root) are looked up in its root's /usr/lib/debug, by build-id. */
+static Dwfl *begin(proc *p)
+{
+    if (pp_maps_other_root(p->pid)) {
+        snprintf(p->debuginfo_buf, sizeof(p->debuginfo_buf),
+                 ":.debug:/proc/%d/root/usr/lib/debug", p->pid);
+        p->debuginfo_path = p->debuginfo_buf;
+    }
+    p->callbacks = (Dwfl_Callbacks){
+        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .debuginfo_path = &p->debuginfo_path,
+        .section_address = dwfl_offline_section_address,
+    };
+    return dwfl_begin(&p->callbacks);
+}
 
 static uint64_t now_ns(void)
 {
@@ -95,6 +109,7 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
     const pp_sample *s = p->cur;
     uint64_t sp = s->regs[7], v;
     const pp_map *m;
+    char file[4200];
 
     (void)dwfl;
     if (addr >= sp && addr - sp <= s->stack_len && s->stack_len - (addr - sp) >= 8) {
@@ -108,7 +123,8 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
     }
     m = pp_maps_find(&p->maps, addr);
     if (m && m->end - addr >= 8 && !(m->prot & PP_MAP_W) && m->path[0] == '/' &&
-        read_file_at(m->path, m->pgoff + (addr - m->start), &v, 8) == 0) {
+        read_file_at(pp_maps_open_path(&p->maps, m->path, file, sizeof(file)),
+                     m->pgoff + (addr - m->start), &v, 8) == 0) {
         *result = v;
         return true;
     }
@@ -207,7 +223,7 @@ static size_t report_file(proc *p, size_t i)
     const pp_map *v = p->maps.v, *first = &v[i];
     size_t j = i;
     int exec = 0;
-    char file[128];
+    char file[4200];
     const char *path = first->path;
     size_t plen = strlen(path);
 
@@ -229,8 +245,8 @@ static size_t report_file(proc *p, size_t i)
         snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", p->pid,
                  (unsigned long long)first->start, (unsigned long long)first->end);
         path = file;
-    } else if (!is_regular(path)) {     /* never open a device (/dev/dri/...) */
-        return j;
+    } else if (!is_regular(path = pp_maps_open_path(&p->maps, path, file, sizeof(file)))) {
+        return j;                       /* never open a device (/dev/dri/...) */
     }
     dwfl_report_elf(p->dwfl, first->path, path, -1, first->start - first->pgoff, false);
     return j;
@@ -270,7 +286,7 @@ static void refresh(proc *p, int fresh)
     pp_maps_free(&p->maps);
     p->maps = m;
     if (fresh) {
-        Dwfl *d = dwfl_begin(&callbacks);
+        Dwfl *d = begin(p);
         if (!d)
             return;
         end_dwfl(p->dwfl);
@@ -313,7 +329,7 @@ static proc *proc_get(pp_unwinder *u, int pid)
     p->pid = pid;
     p->mem_fd = -1;
     p->used = ++u->clock;
-    p->dwfl = dwfl_begin(&callbacks);
+    p->dwfl = begin(p);
     if (!p->dwfl) {
         free(p);
         return NULL;

@@ -141,3 +141,96 @@ class SpoiledDebugOffsets(SampleTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+SIDROOT = os.path.join(support.ROOT, "scripts", "sidroot")
+
+
+class Containers(SampleTest):
+    """A CPython in a container (scripts/sidroot container: its own PID and
+    mount namespaces, chrooted into a Debian root) attached from the host:
+    its ELF files read through /proc/PID/root, its stacks whole, the paths
+    the program's own (/opt/..., not the host's view of its root), and in
+    the whole-process view a root naming its container, its process root
+    its pid there. The roots: Debian 13 (trixie: its python3, 3.13), made
+    here by the set-up if missing; the sid root's 3.13, 3.14 and 3.15."""
+
+    def setUp(self):
+        super().setUp()
+        if os.environ.get("PERFPY_WORLD"):
+            self.skipTest("containers are attached from the host world (this is the %s "
+                          "root)" % os.environ["PERFPY_WORLD"])
+
+    def root(self, suite):
+        env = dict(os.environ, PERFPY_ROOT_SUITE=suite)
+        p = run([SIDROOT, "make"], env=env, timeout=1200)
+        if p.returncode == 3:
+            self.skipTest("the %s root cannot be made here: %s" % (suite, p.stderr.strip()))
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        return p.stdout.strip().splitlines()[-1]
+
+    def attach_in(self, suite, python):
+        root = self.root(suite)
+        rel = "/opt/%s-%s" % (os.path.basename(self.tmp), python)   # the program's own path
+        os.makedirs(root + rel)
+        self.addCleanup(shutil.rmtree, root + rel, True)
+        with open(root + rel + "/busy.py", "w") as f:
+            f.write(BUSY.replace("1.2", "4"))
+        env = dict(os.environ, PERFPY_ROOT_SUITE=suite)
+        c = subprocess.Popen([SIDROOT, "container", python, rel + "/busy.py"], env=env,
+                             start_new_session=True)
+        self.addCleanup(lambda: c.poll() is None and os.killpg(c.pid, 9))
+        pid = self.python_in(c.pid, python)
+        out = os.path.join(self.tmp, "container-%s-%s.txt" % (suite, os.path.basename(python)))
+        p = run([PERFPY, "record", "--mode", "sample", "--processes", "split", "-p", str(pid),
+                 "-d", "2", "-f", "collapsed", "-o", out])
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        c.wait(timeout=120)
+        stacks = collapsed_counts(out)
+        foo, whole = busy_whole(stacks)
+        roots = {s.split(";")[0] + ";" + s.split(";")[1] for s in stacks}
+        note("%s root, %s: attached from the host: %d of %d samples in foo whole, roots %s"
+             % (suite, python, whole, foo, sorted(roots)))
+        self.assertGreater(foo, 100, p.stderr[-2000:])
+        self.assertGreaterEqual(whole * 100, foo * 99)
+        self.assertEqual(roots, {"[container %s];%s (pid %d, 1 in the container)"
+                                 % (root, os.path.basename(python), pid)})
+        self.assertTrue(all(rel + "/busy.py:" in s for s in stacks if "foo (" in s))
+        self.assertFalse([s for s in stacks if root in s.split(";", 1)[1]])
+
+    def python_in(self, top, python, tries=200):
+        """The pid (ours) of the container's python under the process top."""
+        import time
+        for _ in range(tries):
+            for d in os.listdir("/proc"):
+                if not d.isdigit():
+                    continue
+                try:
+                    with open("/proc/%s/stat" % d) as f:
+                        comm = f.read().split(")")[0].split("(", 1)[1]
+                    with open("/proc/%s/status" % d) as f:
+                        nspid = re.search(r"^NSpid:\s*(.*)$", f.read(), re.M).group(1).split()
+                except (OSError, AttributeError, IndexError):
+                    continue
+                if comm == os.path.basename(python) and len(nspid) == 2 and nspid[1] == "1":
+                    if self.descends(int(d), top):
+                        return int(d)
+            time.sleep(0.02)
+        self.fail("no %s started in the container" % python)
+
+    @staticmethod
+    def descends(pid, top):
+        while pid > 1:
+            if pid == top:
+                return True
+            with open("/proc/%d/stat" % pid) as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        return False
+
+    def test_debian_13_container(self):
+        self.attach_in("trixie", "python3")
+
+    def test_sid_containers(self):
+        for v in ("3.13", "3.14", "3.15"):
+            with self.subTest(python=v):
+                self.attach_in("sid", "python" + v)
