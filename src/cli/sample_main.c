@@ -264,6 +264,20 @@ static void place(state *st, proc *p)
     pp_fold_process_container(st->fold, (int)p->pid, ns, root);
 }
 
+/* Whether pid's program is named like a Python (a shell or a launcher that
+ * starts one is recorded too: its own lack of a _PyRuntime is no news). */
+static int runs_python(pid_t pid)
+{
+    char link[64], exe[4096];
+    ssize_t n;
+
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+    if ((n = readlink(link, exe, sizeof(exe) - 1)) <= 0)
+        return 1;
+    exe[n] = '\0';
+    return strstr(strrchr(exe, '/') ? strrchr(exe, '/') : exe, "python") != NULL;
+}
+
 /* p's _PyRuntime, once its image (and its libpython) is mapped, and the
  * layout of the CPython it runs. */
 static void find_runtime(state *st, proc *p)
@@ -279,7 +293,7 @@ static void find_runtime(state *st, proc *p)
         place(st, p);
     if (p->runtime || p->refused || p->looks >= 100)
         return;
-    if (++p->looks == 100 && p->pid == st->pid)
+    if (++p->looks == 100 && p->pid == st->pid && runs_python(p->pid))
         fprintf(stderr, "perfpy: no _PyRuntime in the process %d after 2 s: its Python "
                 "frames are not read (native frames only)\n", (int)p->pid);
     if (pp_maps_read(p->pid, &maps) != 0)

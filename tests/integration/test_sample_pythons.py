@@ -46,6 +46,21 @@ def busy_whole(stacks):
     return foo, whole
 
 
+def build_kind(python):
+    """How an interpreter is built, as far as a reader outside it cares:
+    its runtime in a libpython3.X.so or in the executable (static), a PIE
+    or not, frame pointers kept or not."""
+    out = subprocess.run([python, "-S", "-c", "import sysconfig as s; print('libpython' in "
+                          "open('/proc/self/maps').read(), '-fno-omit-frame-pointer' in ("
+                          "s.get_config_var('CFLAGS') or ''))"], stdout=subprocess.PIPE,
+                         universal_newlines=True, check=True).stdout.split()
+    with open(os.path.realpath(python), "rb") as f:
+        pie = f.read(18)[16] == 3                     # ELF e_type: ET_DYN
+    return ", ".join(["libpython3.X.so" if out[0] == "True" else "static",
+                      "PIE" if pie else "not PIE",
+                      "frame pointers" if out[1] == "True" else "no frame pointers"])
+
+
 class SampleTest(TempDirTest):
     def setUp(self):
         super().setUp()
@@ -69,6 +84,7 @@ class NoModule(SampleTest):
         prog = os.path.join(self.tmp, "busy.py")
         with open(prog, "w") as f:
             f.write(BUSY)
+        kinds = set()
         for py in interpreters():
             with self.subTest(py=py.label):
                 out = os.path.join(self.tmp, "busy-%s.txt" % py.label)
@@ -76,10 +92,12 @@ class NoModule(SampleTest):
                          "collapsed", "-o", out, "--", py.path, prog])
                 self.assertEqual(p.returncode, 0, p.stderr[-2000:])
                 foo, whole = busy_whole(collapsed_counts(out))
-                note("%s, no module: %d of %d samples in foo whole with executing lines"
-                     % (py.label, whole, foo))
+                note("%s (%s), no module: %d of %d samples in foo whole with executing lines"
+                     % (py.label, build_kind(py.real), whole, foo))
                 self.assertGreater(foo, 200)
                 self.assertGreaterEqual(whole * 100, foo * 99)
+                kinds.add(build_kind(py.real))
+        note("kinds of build read whole here: %s" % "; ".join(sorted(kinds)))
 
 
 class SpoiledDebugOffsets(SampleTest):

@@ -282,3 +282,110 @@ TEST(pylayout_versions_from_names_and_the_tables)
     ASSERT_EQ_INT(pp_py_table_find(0x03100000, 0) != NULL, 0);
 }
 #endif
+
+/* ---- a crafted free-threaded process image, read --------------------------- */
+
+/* Objects laid out by the free-threaded table of 3.14 in this process's own
+ * memory (pyread reads it with process_vm_readv like any other process):
+ * a thread whose two frames point to their code objects through tagged
+ * references, names in str objects with the free-threaded header and state
+ * bits, and the first frame's code run from its thread's own copy of the
+ * bytecode (co_tlbc[1]). No free-threaded interpreter can be had here, so
+ * this is the walk's only test on that layout. */
+static uint64_t words[65536];
+static size_t used;
+
+static unsigned char *alloc(size_t n)
+{
+    unsigned char *p = (unsigned char *)&words[used];
+
+    used += (n + 7) / 8 + 2;                  /* 16-byte aligned, as objects are */
+    used += used & 1;
+    return p;
+}
+
+static void put64(unsigned char *base, int32_t off, uint64_t v)
+{
+    memcpy(base + off, &v, 8);
+}
+
+static unsigned char *ascii_str(const pp_py_offsets *o, const char *s)
+{
+    unsigned char *p = alloc((size_t)o->str_ascii_data + strlen(s) + 1);
+    uint32_t state = (1u << __builtin_ctz((unsigned)o->str_kind_mask)) |
+                     (uint32_t)o->str_compact_mask | (uint32_t)o->str_ascii_mask;
+
+    put64(p, o->str_length, strlen(s));
+    put64(p, o->str_hash, (uint64_t)-1);
+    memcpy(p + o->str_state, &state, sizeof(state));
+    memcpy(p + o->str_ascii_data, s, strlen(s) + 1);
+    return p;
+}
+
+static unsigned char *code_object(const pp_py_offsets *o, const char *name, const char *file,
+                                  int line)
+{
+    unsigned char *c = alloc(1024);
+
+    put64(c, o->code_qualname, (uint64_t)(uintptr_t)ascii_str(o, name));
+    put64(c, o->code_filename, (uint64_t)(uintptr_t)ascii_str(o, file));
+    memcpy(c + o->code_firstlineno, &line, sizeof(line));
+    return c;
+}
+
+TEST(pyread_walks_a_crafted_free_threaded_image)
+{
+    const pp_py_table *t = pp_py_table_find(0x030e0000, 1);
+    const pp_py_offsets *o;
+    unsigned char *runtime, *istate, *ts, *f1, *f2, *foo, *mod, *tlbc, *copy;
+    static pp_pyread_thread th[2];
+    pp_pyread_frame names;
+
+    ASSERT_NE_INT(t != NULL, 0);
+    o = &t->off;
+    ASSERT_EQ_INT(o->free_threaded, 1);
+    ASSERT_NE_INT(o->frame_code_tag_mask, 0);       /* references are tagged */
+    ASSERT_EQ_INT(o->object_type, 24);              /* the larger object header */
+    ASSERT_NE_INT(o->code_tlbc, -1);                /* per-thread bytecode */
+    runtime = alloc(4096);
+    istate = alloc(65536);
+    ts = alloc(4096);
+    f1 = alloc(256);
+    f2 = alloc(256);
+    foo = code_object(o, "K.foo", "/srv/app.py", 7);
+    mod = code_object(o, "<module>", "/srv/app.py", 1);
+    copy = alloc(64);
+    tlbc = alloc(32);
+    put64(tlbc, 0, 2);                                          /* two copies */
+    put64(tlbc, 8, (uint64_t)(uintptr_t)(foo + o->code_adaptive));
+    put64(tlbc, 16, (uint64_t)(uintptr_t)copy);
+    put64(foo, o->code_tlbc, (uint64_t)(uintptr_t)tlbc);
+    put64(runtime, o->runtime_interpreters_head, (uint64_t)(uintptr_t)istate);
+    put64(istate, o->interp_threads_head, (uint64_t)(uintptr_t)ts);
+    put64(ts, o->tstate_thread_id, 0x1234);
+    put64(ts, o->tstate_frame, (uint64_t)(uintptr_t)f1);
+    put64(f1, o->frame_previous, (uint64_t)(uintptr_t)f2);
+    put64(f1, o->frame_code, (uint64_t)(uintptr_t)foo | 1);     /* tagged */
+    put64(f2, o->frame_code, (uint64_t)(uintptr_t)mod | 1);
+    ASSERT_NE_INT(used < sizeof(words) / sizeof(words[0]), 0);
+
+    ASSERT_EQ_INT(pp_pyread_stacks(getpid(), o, (uint64_t)(uintptr_t)runtime, th, 2), 1);
+    ASSERT_EQ_INT(th[0].thread_id, 0x1234);
+    ASSERT_EQ_INT(th[0].n, 2);
+    ASSERT_EQ_STR(th[0].f[0].qualname, "K.foo");
+    ASSERT_EQ_STR(th[0].f[0].file, "/srv/app.py");
+    ASSERT_EQ_INT(th[0].f[0].def_line, 7);
+    ASSERT_EQ_STR(th[0].f[1].qualname, "<module>");
+    ASSERT_EQ_INT(pp_pyread_code(getpid(), o, NULL, (uint64_t)(uintptr_t)foo, &names), 1);
+    /* the thread's copy: an instruction 6 bytes into it is offset 6 */
+    ASSERT_EQ_INT(pp_pyread_code_start(getpid(), o, (uint64_t)(uintptr_t)foo, 1),
+                  (uint64_t)(uintptr_t)copy);
+    ASSERT_EQ_INT(pp_pyread_offset(o, pp_pyread_code_start(getpid(), o, (uint64_t)(uintptr_t)foo,
+                                                           1), (uint64_t)(uintptr_t)copy + 6), 6);
+    ASSERT_EQ_INT(pp_pyread_code_start(getpid(), o, (uint64_t)(uintptr_t)foo, 0),
+                  (uint64_t)(uintptr_t)(foo + o->code_adaptive));
+    ASSERT_EQ_INT(pp_pyread_code_start(getpid(), o, (uint64_t)(uintptr_t)foo, 2), 0);
+    printf("    3.14 free-threaded layout: K.foo <- <module> read through tagged references, "
+           "names in %d-byte str headers, foo's line from its thread's bytecode copy\n",
+           o->str_ascii_data);
+}
