@@ -114,17 +114,25 @@ static proc *find_proc(state *st, pid_t pid)
     return p;
 }
 
-/* Its frames as the splice wants them, named from the cache (pycode.c). */
-static void python_frames(state *st, const proc *p, const struct pp_bpf_sample *s,
+static void find_runtime(state *st, proc *p);
+
+/* Its frames as the splice wants them, named from the cache (pycode.c).
+ * The BPF program may know the process's layout before this side does
+ * (set just before an exec's event is read here, which forgets it): the
+ * layout is found again first, and without one nothing is named or kept
+ * in the cache (a name read with no layout would be kept as freed). */
+static void python_frames(state *st, proc *p, const struct pp_bpf_sample *s,
                           pp_pyframe *py)
 {
+    if (s->npy && !p->runtime)
+        find_runtime(st, p);
     for (unsigned i = 0; i < s->npy && i < PP_BPF_MAX_PY; i++) {
         const struct pp_bpf_pyframe *f = &s->py[i];
         pp_pycode_id id = {f->code, {f->name, f->file, f->table, f->name_id, 0,
                                      (int32_t)f->firstlineno}};
         const pp_py_offsets *o = &p->layout.off;
-        const pp_pycode_entry *e = pp_pycode_get(st->codes, p->pid, o,
-                                                 p->have_types ? &p->types : NULL, &id);
+        const pp_pycode_entry *e = !p->runtime ? NULL :
+            pp_pycode_get(st->codes, p->pid, o, p->have_types ? &p->types : NULL, &id);
         int named = e && e->qualname[0];
         uint64_t start = named ? pp_pyread_code_start(p->pid, o, f->code, f->tlbc) : 0;
 
