@@ -323,3 +323,37 @@ class FirstUse(RecordTest):
                 self.assertEqual(m.group(2) is not None, mode == "jit")
                 self.assertGreater(script, 0)
                 self.assertLessEqual(inj + script, total + 0.11)
+
+    @needs_perf
+    def test_attach_without_sample_mode_says_what_to_do(self):
+        """As user nobody (no BPF, so no sample mode): --mode auto -p PID on
+        that user's plain CPython says in one line, before recording, that
+        the process was not started with perfpy and what to do; exit 1,
+        nothing written. (Before: recorded, then blamed perf_event_paranoid
+        or wrote an empty profile.)"""
+        import shutil
+        if os.geteuid() != 0 or not shutil.which("setpriv"):
+            self.skipTest("needs root and setpriv to run as another user")
+        pys = [py for py in interpreters() if py.path.startswith("/usr/")]
+        if not pys:
+            self.skipTest("no interpreter outside root's home for another user to run")
+        os.chmod(self.tmp, 0o777)
+        root = support.tree_for_others(self.tmp, os.path.relpath(PERFPY, support.ROOT),
+                                       os.path.relpath(LIBDIR, support.ROOT))
+        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        target = subprocess.Popen(nobody + [pys[-1].path, "-c", BUSY, "busy"],
+                                  stdout=subprocess.PIPE, universal_newlines=True)
+        self.addCleanup(lambda: (target.kill(), target.wait()))
+        pid = int(target.stdout.readline().split()[1])
+        out = os.path.join(self.tmp, "nobody.txt")
+        t0 = time.time()
+        p = run(nobody + [os.path.join(root, os.path.relpath(PERFPY, support.ROOT)), "record",
+                          "-p", str(pid), "-d", "4", "-f", "collapsed", "-o", out],
+                env={"TMPDIR": self.tmp, "HOME": self.tmp})
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertLess(time.time() - t0, 3.5, "refused only after recording")
+        self.assertRegex(p.stderr, r"^perfpy: the process %d was not started with perfpy's "
+                         r"engine, so perf cannot name its Python functions: .*--mode read "
+                         r"-p %d \(no root\)" % (pid, pid))
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        self.assertFalse(os.path.exists(out))
