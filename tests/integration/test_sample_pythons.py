@@ -248,6 +248,33 @@ class Containers(SampleTest):
     def test_debian_13_container(self):
         self.attach_in("trixie", "python3")
 
+    def test_record_a_container_launch(self):
+        """record --mode sample -- scripts/sidroot container python3 ...: the
+        launcher (bash, unshare, chroot) is recorded as a program that is no
+        Python, and the CPython it starts in the container is read whole,
+        under its container's root. Mutation: no _PyRuntime looked for in
+        any process but the launcher -> red (no foo); reverted, green."""
+        root = self.root("trixie")
+        rel = "/opt/%s-record" % os.path.basename(self.tmp)
+        os.makedirs(root + rel)
+        self.addCleanup(shutil.rmtree, root + rel, True)
+        with open(root + rel + "/busy.py", "w") as f:
+            f.write(BUSY)
+        out = os.path.join(self.tmp, "record-container.txt")
+        p = run([PERFPY, "record", "--mode", "sample", "-f", "collapsed", "-o", out, "--",
+                 SIDROOT, "container", "python3", rel + "/busy.py"],
+                env=dict(os.environ, PERFPY_ROOT_SUITE="trixie"))
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        stacks = collapsed_counts(out)
+        foo, whole = busy_whole(stacks)
+        roots = {s.split(";")[0] for s in stacks if "foo (" in s}
+        note("trixie root, record of its launcher: %d of %d samples in foo whole, roots %s"
+             % (whole, foo, sorted(roots)))
+        self.assertGreater(foo, 200, p.stderr[-2000:])
+        self.assertGreaterEqual(whole * 100, foo * 99)
+        self.assertEqual(roots, {"[container %s]" % root})
+        self.assertNotIn("are not read", p.stderr)
+
     def test_sid_containers(self):
         for v in ("3.13", "3.14", "3.15"):
             with self.subTest(python=v):
