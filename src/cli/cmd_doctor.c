@@ -27,6 +27,7 @@
 #include "report/perf_probe.h"
 #include "report/perf_run.h"
 #include "report/spawn.h"
+#include "output/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -342,8 +343,10 @@ static void check_python(doctor *d, const char *python)
         in.version, in.minor > 15 ? " (newer than 3.15: untested)" : "");
     check_symbols(d, in.executable[0] ? in.executable : python, &in);
     say(d, "info", "frame pointers", strcmp(pp_interp_auto_mode(&in), "perf") == 0 ?
-        "kept: `perfpy record` uses perf-map mode with frame-pointer stacks" :
-        "omitted: `perfpy record` uses jit mode (jitdump + DWARF unwinding) for whole stacks");
+        "kept: the hook modes (perfpy run, record --mode hook) use perf-map mode with "
+        "frame-pointer stacks" :
+        "omitted: the hook modes (perfpy run, record --mode hook) use jit mode (jitdump + "
+        "DWARF unwinding) for whole stacks");
     fflush(stdout);
     if (pp_find_libdir(libdir, sizeof(libdir)) < 0) {
         say(d, "FAIL", "perfpy module", "perfpy's module directory is missing (see above)");
@@ -356,6 +359,38 @@ static void check_python(doctor *d, const char *python)
             "perfpy's source tree run `make PYTHONS=%s` (it needs that Python's headers: "
             "Debian package python%d.%d-dev)", in.major, in.minor, module, python, in.major,
             in.minor);
+}
+
+/* Which mode each kind of run gets here, and why: record's own choice
+ * (record_mode.c), asked for a program of PYTHON, for a process of this
+ * user started without perfpy (this one stands for it), and for a run that
+ * needs perf's recording. */
+static void check_modes(doctor *d, const char *python)
+{
+    pp_interp in;
+    pp_record_opts o;
+    pp_mode_choice c;
+    char out[4096], libdir[PATH_MAX], *argv[] = {(char *)python, NULL};
+    const char *dir;
+
+    if (pp_interp_probe(python, &in, out, sizeof(out)) != 0)
+        memset(&in, 0, sizeof(in));
+    dir = pp_find_libdir_quiet(libdir, sizeof(libdir)) == 0 ? libdir : NULL;
+    memset(&o, 0, sizeof(o));
+    o.mode = "auto";
+    o.format = pp_format_find("flamegraph");
+    o.argv = argv;
+    pp__record_best_mode(&o, &in, dir, &c);
+    say(d, "info", "mode: record -- PYTHON", "%s", c.why);
+    o.argv = NULL;
+    o.pid = getpid();
+    pp__record_best_mode(&o, &in, dir, &c);
+    say(d, "info", "mode: record -p PID", "%s", c.why);
+    o.pid = 0;
+    o.argv = argv;
+    o.format = pp_format_find("perf");
+    pp__record_best_mode(&o, &in, dir, &c);
+    say(d, "info", "mode: run, record -f perf", "%s", c.why);
 }
 
 static int doctor_option(int c, void *opts, pp_usage *u)
@@ -408,6 +443,7 @@ int pp_cmd_doctor(int argc, char **argv)
     check_dir(&d, "jitdump directory", dumpdir, 1);
     check_python(&d, python);
     check_sample(&d);
+    check_modes(&d, python);
     printf("\n%s: %d problem%s, %d warning%s\n",
            d.fails ? "recording will not work" : "recording will work",
            d.fails, d.fails == 1 ? "" : "s", d.warns, d.warns == 1 ? "" : "s");

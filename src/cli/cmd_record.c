@@ -304,6 +304,19 @@ static int attach_mode(plan *p)
         p->o.mode = "sample";
         return 0;
     }
+    if (strcmp(want, "auto") == 0 && !strstr(why, "not in this perfpy") &&
+        pp__record_can_read((pid_t)p->o.pid) == 0 &&
+        pp__record_sample_refusal(&(pp_record_opts){.format = p->o.format, .mode = "read",
+                                                    .inline_frames = p->o.inline_frames,
+                                                    .stack_size_given = p->o.stack_size_given,
+                                                    .keep = p->o.keep}, &u) == PP_PARSED_RUN) {
+        fprintf(stderr, "perfpy: the process %ld was not started with perfpy's engine, and "
+                "sample mode cannot run here (%s): attaching in read mode, which reads its "
+                "Python frames from outside with no privilege (nothing installed in it)\n",
+                p->o.pid, why);
+        p->o.mode = "read";
+        return 0;
+    }
     return pp_fail("the process %ld was not started with perfpy's engine, so perf cannot name "
                    "its Python functions: start it with `perfpy run --mode jit -- python3 "
                    "app.py` (or PERFPY=jit with perfpy installed in its Python), or read it "
@@ -315,6 +328,7 @@ static int attach_mode(plan *p)
 static int choose(plan *p)
 {
     pp_error err;
+    pp_mode_choice c;
     int rc, sample;
 
     if (self_exe(p->self, sizeof(p->self)) < 0)
@@ -324,22 +338,27 @@ static int choose(plan *p)
     if (p->o.pid && strcmp(p->o.mode, "sample") != 0 && strcmp(p->o.mode, "read") != 0 &&
         (rc = attach_mode(p)) != 0)
         return rc;
-    sample = strcmp(p->o.mode, "sample") == 0 ||
-             strcmp(p->o.mode, "read") == 0;       /* need no perf */
-
-    if (!sample && pp_perf_find(NULL, p->perf, sizeof(p->perf), &err) < 0)
-        return pp_fail_error(&err);
-    if (!sample)
-        p->unwinder = pp_perf_unwinder(p->perf);
     if (p->o.argv) {
         if (pp_find_libdir(p->libdir, sizeof(p->libdir)) < 0)
             return PP_EXIT_FAIL;
         if ((rc = check_program(p)) != 0)
             return rc;
+        if (strcmp(p->o.mode, "auto") == 0) {
+            /* the best mode here, said first, before the program starts */
+            pp__record_best_mode(&p->o, &p->interp, p->libdir, &c);
+            fprintf(stderr, "perfpy: %s\n", c.why);
+            p->o.mode = c.mode;
+        }
     }
+    if (strcmp(p->o.mode, "auto") == 0 || strcmp(p->o.mode, "hook") == 0)
+        p->o.mode = pp_interp_auto_mode(&p->interp);    /* attached: attach_mode chose */
+    sample = strcmp(p->o.mode, "sample") == 0 ||
+             strcmp(p->o.mode, "read") == 0;       /* need no perf */
+    if (!sample && pp_perf_find(NULL, p->perf, sizeof(p->perf), &err) < 0)
+        return pp_fail_error(&err);
+    if (!sample)
+        p->unwinder = pp_perf_unwinder(p->perf);
     p->mode = p->o.mode;
-    if (strcmp(p->mode, "auto") == 0)
-        p->mode = pp_interp_auto_mode(&p->interp);     /* attached: attach_mode chose */
     p->fp = strcmp(p->mode, "perf") == 0 && p->interp.known && p->interp.frame_pointers;
     if (strcmp(p->mode, "perf") == 0 && !p->fp && p->unwinder == PP_UNWIND_LIBDW)
         fprintf(stderr, "perfpy: warning: %s unwinds DWARF call graphs with libdw, which "

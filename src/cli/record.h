@@ -83,6 +83,23 @@ int pp__record_sample_refusal(const pp_record_opts *o, pp_usage *u);
  * engine) ask. libdir may be NULL. */
 int pp__record_sample_check(const char *libdir, char *why, size_t cap);
 
+/* --mode auto's choice (record_mode.c): the mode ("sample", "read", or
+ * "perf"/"jit" as the interpreter allows) and the sentence that says why. */
+typedef struct pp_mode_choice {
+    const char *mode;
+    char why[1536];
+} pp_mode_choice;
+/* For o (a started program: in is its interpreter as probed; attached:
+ * o->pid, a process without perfpy's engine). libdir may be NULL. */
+void pp__record_best_mode(const pp_record_opts *o, const pp_interp *in, const char *libdir,
+                          pp_mode_choice *c);
+/* Whether this process may read pid's memory (read mode): 0, or -errno
+ * (-EPERM: not permitted, -ENOSYS: the call is forbidden here). */
+int pp__record_can_read(pid_t pid);
+/* --mode's default for a program perfpy starts: $PERFPY_RECORD_MODE, else
+ * "auto". */
+const char *pp__record_default_mode(void);
+
 void pp__record_raise_max_stack(pp_max_stack *m);
 void pp__record_restore_max_stack(pp_max_stack *m);
 void pp__record_explain_truncation(const pp_profile *p, int fp, long stack_size,

@@ -57,8 +57,12 @@ void pp__record_help(FILE *out)
             "                        (root), and --mode perf|jit (or no sample mode)\n"
             "                        refuse with what to do; --mode sample or read\n"
             "                        attach to any CPython\n"
-            "      --mode MODE       auto (default): perf map + frame pointers when the\n"
-            "                        interpreter keeps frame pointers, else jit; perf:\n"
+            "      --mode MODE       auto (default): the best this machine allows, said in\n"
+            "                        the first line with the reason: sample where BPF may\n"
+            "                        be used, else read, else (and for -f perf, --inline,\n"
+            "                        --stack-size, --keep) hook; hook: perf map + frame\n"
+            "                        pointers when the interpreter keeps frame pointers,\n"
+            "                        else jit; perf:\n"
             "                        names from /tmp/perf-<pid>.map (without frame\n"
             "                        pointers, stacks stop at the innermost Python\n"
             "                        function with a perf using libunwind, and name no\n"
@@ -92,6 +96,8 @@ void pp__record_help(FILE *out)
             "\n"
             "environment:\n"
             "  PERF                  the perf executable (default: perf on PATH)\n"
+            "  PERFPY_RECORD_MODE    --mode's default for a program perfpy starts (default:\n"
+            "                        auto)\n"
             "  TMPDIR                where the recording directory goes (default: /tmp;\n"
             "                        then, in jit mode, if /tmp is on disk and /dev/shm is\n"
             "                        a memory filesystem with 1 GiB free, the dumps and\n"
@@ -130,6 +136,16 @@ static int parse_seconds(const char *s, double max, double *out)
     return 0;
 }
 
+static int known_mode(const char *m)
+{
+    static const char *const modes[] = {"auto", "sample", "read", "hook", "perf", "jit"};
+
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+        if (strcmp(m, modes[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static int record_option(int c, void *opts, pp_usage *u)
 {
     pp_record_opts *o = opts;
@@ -159,10 +175,9 @@ static int record_option(int c, void *opts, pp_usage *u)
             return pp_usage_set(u, "--pid takes a process id, not '%s'", optarg);
         break;
     case OPT_MODE:
-        if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "jit") &&
-            strcmp(optarg, "sample") && strcmp(optarg, "read"))
-            return pp_usage_set(u, "--mode must be auto, perf, jit, sample or read, not '%s'",
-                                  optarg);
+        if (!known_mode(optarg))
+            return pp_usage_set(u, "--mode must be auto, sample, read, hook, perf or jit, "
+                                  "not '%s'", optarg);
         o->mode = optarg;
         break;
     case OPT_STACK:
@@ -261,7 +276,6 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
 
     memset(o, 0, sizeof(*o));
     o->rate = DEFAULT_RATE;
-    o->mode = "auto";
     o->stack_size = DEFAULT_STACK;
     o->grace = DEFAULT_GRACE;
     rc = pp_getopt_each(argc, argv, "+:o:f:r:d:p:h", opts, record_option, o, u);
@@ -274,6 +288,12 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
                               "or -p PID)");
     if (o->argv && o->pid)
         return pp_usage_set(u, "give a program or --pid, not both");
+    if (!o->mode)                   /* attached, the process decides (cmd_record.c) */
+        o->mode = o->argv ? pp__record_default_mode() : "auto";
+    if (!known_mode(o->mode))
+        return pp_usage_set(u, "PERFPY_RECORD_MODE (--mode's default for a program perfpy "
+                              "starts) must be auto, sample, read, hook, perf or jit, not "
+                              "'%s'", o->mode);
     if (!o->format)
         o->format = pp_format_find("flamegraph");
     return combinations(o, u);

@@ -19,18 +19,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#define PP_KERNEL_BTF "/sys/kernel/btf/vmlinux"
 
 int pp__record_sample_check(const char *libdir, char *why, size_t cap)
 {
     char helper[PATH_MAX + 16], lacked[512];
     char *argv[] = {helper, "--check", NULL};
+    struct stat sb;
     int st;
 
     why[0] = '\0';
     if (pp_sampler_find(libdir, helper, sizeof(helper), lacked, sizeof(lacked)) != 0) {
         pp_sampler_absent(helper, lacked, why, cap);
         return -ENOENT;
+    }
+    if (stat(PP_KERNEL_BTF, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size == 0) {
+        snprintf(why, cap, "the kernel has no BTF (%s), which sample mode's BPF program "
+                 "needs", PP_KERNEL_BTF);
+        return -EPERM;
     }
     if (pp_capture(argv, 1, NULL, why, cap, &st) < 0 || st != 0) {
         why[strcspn(why, "\n")] = '\0';
