@@ -26,13 +26,13 @@
 #include "report/fold.h"
 #include "report/report.h"
 #include "sample/maps.h"
+#include "sample/procs.h"
 #include "sample/pycode.h"
 #include "sample/pylayout.h"
 #include "sample/pyread.h"
 #include "sample/pystack.h"
 #include "sample/splice.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -45,6 +45,7 @@
 
 #define SCAN_NS 100000000ull        /* descendants looked for every 100 ms */
 #define LOOKS 200                   /* maps searched for _PyRuntime, per process */
+#define PP_READ_PROCS 1024          /* processes of the tree read */
 
 typedef struct rproc {
     pid_t pid;
@@ -79,44 +80,6 @@ static uint64_t mono_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* /proc/PID[/task/TID]/stat: its state letter, parent and start time. */
-static int stat_of(pid_t pid, pid_t tid, char *state, pid_t *ppid, unsigned long long *start)
-{
-    char path[64], buf[1024];
-    const char *p;
-    int fd;
-    ssize_t n;
-
-    if (tid)
-        snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-    else
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return -errno;
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -EIO;
-    buf[n] = '\0';
-    if (!(p = strrchr(buf, ')')) || p[1] != ' ')
-        return -EIO;
-    *state = p[2];
-    if (ppid || start) {
-        int ppid_i = 0;
-        unsigned long long st = 0;
-
-        /* fields 4 (ppid) and 22 (starttime), after the state (3) */
-        if (sscanf(p + 4, "%d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-                   "%*d %*d %llu", &ppid_i, &st) != 2)
-            return -EIO;
-        if (ppid)
-            *ppid = ppid_i;
-        if (start)
-            *start = st;
-    }
-    return 0;
-}
-
 static rproc *add_proc(reader *r, pid_t pid, unsigned long long start)
 {
     rproc *p;
@@ -147,60 +110,21 @@ fill:
     return p;
 }
 
-/* The program's descendants, from every process's parent in /proc. */
+/* The program and its descendants now (procs.c); those gone are kept,
+ * marked, for the notes. */
 static void scan(reader *r)
 {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    pid_t *pids = NULL, *parents = NULL;
-    unsigned long long *starts = NULL;
-    size_t n = 0, cap = 0;
-    char state;
+    pp_proc_info tree[PP_READ_PROCS];
+    long n = pp_procs_tree(r->pid, tree, PP_READ_PROCS);
 
     for (size_t i = 0; i < r->nprocs; i++)
         r->procs[i].gone = 1;
-    while (d && (e = readdir(d))) {
-        pid_t pid = (pid_t)atoi(e->d_name), ppid;
-        unsigned long long start;
+    for (long i = 0; i < n; i++) {
+        rproc *p = add_proc(r, tree[i].pid, tree[i].start);
 
-        if (pid <= 0 || stat_of(pid, 0, &state, &ppid, &start) != 0 || state == 'Z')
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 512;
-            pids = realloc(pids, cap * sizeof(*pids));
-            parents = realloc(parents, cap * sizeof(*parents));
-            starts = realloc(starts, cap * sizeof(*starts));
-            if (!pids || !parents || !starts)
-                break;
-        }
-        pids[n] = pid;
-        parents[n] = ppid;
-        starts[n++] = start;
+        if (p)
+            p->gone = 0;
     }
-    if (d)
-        closedir(d);
-    /* the program first, then each process whose parent is one of ours */
-    for (size_t round = 0, grew = 1; grew && pids && parents && starts; round++) {
-        grew = 0;
-        for (size_t i = 0; i < n; i++) {
-            int ours = pids[i] == r->pid, known = 0;
-
-            for (size_t j = 0; j < r->nprocs && !ours; j++)
-                ours = !r->procs[j].gone && r->procs[j].pid == parents[i];
-            for (size_t j = 0; j < r->nprocs; j++)
-                known |= !r->procs[j].gone && r->procs[j].pid == pids[i];
-            if (ours && !known) {
-                rproc *p = add_proc(r, pids[i], starts[i]);
-
-                if (p)
-                    p->gone = 0;
-                grew = 1;
-            }
-        }
-    }
-    free(pids);
-    free(parents);
-    free(starts);
 }
 
 /* p's _PyRuntime and its layout (pylayout.c), once its image and
@@ -305,7 +229,7 @@ static void tick(reader *r)
             if (!t->n)
                 continue;
             /* a thread whose tid is not known counts as running */
-            if (t->tid && stat_of(p->pid, t->tid, &state, NULL, NULL) != 0)
+            if (t->tid && pp_procs_stat(p->pid, t->tid, &state, NULL, NULL) != 0)
                 continue;
             if (state != 'R') {
                 r->waiting++;
@@ -412,7 +336,8 @@ static int finish(reader *r, pp_profile *prof, const char *format, const char *o
     pp_error e;
     const pp_format *f = pp_format_find(format);
     pp_write_opts wo = {NULL};
-    int rc = attached ? 0 : WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status)
+    int rc = attached || r->stopped ? 0      /* as record's other modes: -d ended it */
+             : WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status)
              : WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : PP_EXIT_FAIL;
 
     pp_fold_close(r->fold);

@@ -70,7 +70,7 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
                       size_t libdir_cap, const char *self, const char *output);
 
 /* The options sample mode cannot honour (-f perf, --inline, --stack-size,
- * --keep, --duration with a program): PP_EXIT_USAGE with the sentence in
+ * --keep): PP_EXIT_USAGE with the sentence in
  * u, else PP_PARSED_RUN. The parser asks it for --mode sample, record for
  * an attach that turns to sample mode. */
 int pp__record_sample_refusal(const pp_record_opts *o, pp_usage *u);

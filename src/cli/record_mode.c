@@ -82,15 +82,12 @@ void pp__record_best_mode(const pp_record_opts *o, const pp_interp *in, const ch
         return;
     }
     rc = pp__record_sample_check(libdir, sample_why, sizeof(sample_why));
-    if (rc == 0 && !(o->argv && o->duration > 0)) {
+    if (rc == 0) {
         c->mode = "sample";
         snprintf(c->why, sizeof(c->why), "sample mode, the best here: BPF may be used "
                  "(nothing installed in the program; --mode hook for the trampoline modes)");
         return;
     }
-    if (rc == 0)
-        snprintf(sample_why, sizeof(sample_why), "-d with a program it starts is not built "
-                 "in it");
     if (rc != -ENOENT && pp__record_can_read(o->pid ? (pid_t)o->pid : getpid()) == 0) {
         c->mode = "read";
         snprintf(c->why, sizeof(c->why), "read mode, which needs no privilege: sample mode "

@@ -73,8 +73,8 @@ void pp__record_help(FILE *out)
             "                        read at each sample (perf is not used; executing\n"
             "                        lines; children followed; any CPython 3.8-3.15, no\n"
             "                        module of its version needed; not with -f perf,\n"
-            "                        --inline, --stack-size, --keep, nor -d with a\n"
-            "                        PROGRAM); read (no root): no hook, its Python\n"
+            "                        --inline, --stack-size, --keep); read (no root):\n"
+            "                        no hook, its Python\n"
             "                        frames read from outside on a timer, as py-spy\n"
             "                        does (processes this user may ptrace; CPU time\n"
             "                        from the threads' state; no native frames)\n"
@@ -223,7 +223,6 @@ static int combinations(const pp_record_opts *o, pp_usage *u)
 
 int pp__record_sample_refusal(const pp_record_opts *o, pp_usage *u)
 {
-    int read = strcmp(o->mode, "read") == 0;     /* the same, with -d built */
     const struct {
         int given;
         const char *why;
@@ -231,10 +230,6 @@ int pp__record_sample_refusal(const pp_record_opts *o, pp_usage *u)
         {o->format->recording, "--mode %s makes no perf.data (perf is not used), so -f "
                                "perf cannot be written: choose another format, or --mode "
                                "auto for a perf.data"},
-        {!read && o->argv && o->duration > 0, "--duration with a program it starts is not "
-                                              "built in %s mode yet: the recording ends with "
-                                              "the program (or attach with -p PID -d "
-                                              "SECONDS)"},
         {o->inline_frames, "--inline is not built in %s mode (it names functions from "
                            "symbol tables, without inlined ones): leave it out, or --mode "
                            "auto"},

@@ -40,6 +40,7 @@
 #include "sample/collect.h"
 #include "sample/kallsyms.h"
 #include "sample/maps.h"
+#include "sample/procs.h"
 #include "sample/pycode.h"
 #include "sample/pylayout.h"
 #include "sample/pytables.h"
@@ -57,6 +58,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* what a started program has after SIGINT (-d), then after SIGTERM: record's
+ * --grace default (perfpy-sample is not told --grace) */
+#define RECORD_GRACE 5.0
 
 /* One process being sampled: the program (or the process attached to) and
  * each child it forks. */
@@ -88,7 +93,7 @@ typedef struct state {
     uint64_t samples, failed;
     double t0, seconds;            /* when the recording began; how long it ran */
     int attached;                  /* -p: the process was running already */
-    int stopped;                   /* attached: --duration or Ctrl-C ended it */
+    int stopped;                   /* --duration (or, attached, Ctrl-C) ended it */
     uint64_t period_ns;            /* each sample's: 1e9 / rate ns of its thread's CPU */
 } state;
 
@@ -417,8 +422,8 @@ static void notes(const state *st, pp_collector *c)
 /* The program's exit status as perfpy's own (0 when attached). */
 static int program_status(const state *st, int status)
 {
-    if (st->attached)
-        return 0;
+    if (st->attached || st->stopped)
+        return 0;                  /* as record's other modes: -d ended it */
     if (WIFSIGNALED(status))
         return 128 + WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : PP_EXIT_FAIL;
@@ -465,6 +470,8 @@ static int finish(state *st, pp_profile *prof, const char *format, const char *o
 /* Follows the running process pid (see follow). */
 static int attach(state *st, pid_t pid, long rate, double duration)
 {
+    pp_proc_info tree[256];
+    long n;
     int rc;
 
     st->pid = pid;
@@ -475,6 +482,14 @@ static int attach(state *st, pid_t pid, long rate, double duration)
                 rc == -ENOENT ? "no such process" : strerror(-rc));
         return PP_EXIT_FAIL;
     }
+    /* its children already running (a pool's workers): the fork
+     * tracepoint follows only those it starts from now on */
+    if ((n = pp_procs_tree(pid, tree, sizeof(tree) / sizeof(tree[0]))) > 1)
+        for (long i = 1; i < n; i++) {
+            find_proc(st, tree[i].pid);
+            if (pp_collect_add(st->c, tree[i].pid, NULL, 0) == 0)
+                st->children++;
+        }
     fprintf(stderr, "perfpy: recording the process %d in sample mode (%ld Hz, BPF; "
             "nothing installed in it); Ctrl-C stops\n", (int)pid, rate);
     follow(st, duration);
@@ -482,9 +497,10 @@ static int attach(state *st, pid_t pid, long rate, double duration)
 }
 
 /* Starts the program, once the collector follows it, and waits for its end. */
-static int run_program(state *st, char **argv, int *status)
+static int run_program(state *st, char **argv, int *status, double duration)
 {
-    int go, rc;
+    double end = duration > 0 ? now_s() + duration : 0;
+    int go, rc, sent = 0;
 
     signal(SIGINT, SIG_IGN);       /* the program gets Ctrl-C; it ends, then we do */
     if ((st->pid = start_program(argv, &go)) < 0) {
@@ -506,6 +522,13 @@ static int run_program(state *st, char **argv, int *status)
     for (;;) {
         pid_t w = waitpid(st->pid, status, WNOHANG);
 
+        /* past the duration: SIGINT, as on Ctrl-C, then SIGTERM and
+         * SIGKILL RECORD_GRACE seconds apart if it goes on */
+        if (w == 0 && end && now_s() >= end + sent * RECORD_GRACE && sent < 3) {
+            kill(st->pid, sent == 0 ? SIGINT : sent == 1 ? SIGTERM : SIGKILL);
+            st->stopped = 1;
+            sent++;
+        }
         find_runtimes(st);
         take(st, w == 0 ? 20 : 0);
         if (w == st->pid || (w < 0 && errno != EINTR))
@@ -606,7 +629,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[8], "-p") == 0)
         rc = attach(&st, (pid_t)strtol(argv[9], NULL, 10), rate, strtod(argv[5], NULL));
     else
-        rc = run_program(&st, argv + 9, &status);
+        rc = run_program(&st, argv + 9, &status, strtod(argv[5], NULL));
     st.seconds = now_s() - st.t0;
     if (rc == 0) {
         while (take(&st, 0) > 0)
