@@ -142,7 +142,6 @@ class FirstUse(RecordTest):
             (["--mode", "sample", "--inline"], "--inline is not built in sample mode"),
             (["--mode", "sample", "--stack-size", "8192"], "--stack-size is perf's"),
             (["--mode", "sample", "--keep"], "sample mode makes none"),
-            (["--mode", "sample", "-d", "3"], "--duration with a program"),
             (["-f", "perf", "-o", "-"], "cannot go to standard output"),
         ]
         for args, words in refused:
@@ -156,7 +155,7 @@ class FirstUse(RecordTest):
                 self.assertEqual(os.listdir(self.rectmp), [])
         accepted = [["--inline"], ["--stack-size", "8192"], ["-d", "3"]]
         if can_sample():
-            accepted.append(["--mode", "sample"])
+            accepted += [["--mode", "sample"], ["--mode", "sample", "-d", "3"]]
         for args in accepted:
             with self.subTest(accepted=" ".join(args)):
                 p = run([PERFPY, "record"] + args + ["-f", "collapsed", "-o", self.out("ok.txt"),
