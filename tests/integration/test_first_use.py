@@ -257,8 +257,8 @@ class FirstUse(RecordTest):
     @needs_perf
     def test_one_function_one_name_or_the_docs_say_why(self):
         """json's JSONDecoder.raw_decode (Python code calling the C scanner)
-        in the default mode and in sample mode, on each interpreter: the
-        default mode names it JSONDecoder.raw_decode on every version; sample
+        in the hook modes and in sample mode, on each interpreter: the
+        hook modes name it JSONDecoder.raw_decode on every version; sample
         mode does too from 3.11 (co_qualname), and on 3.8-3.10 it is
         raw_decode, which the README and the man page say, with the reason
         (before: said nowhere)."""
@@ -269,7 +269,7 @@ class FirstUse(RecordTest):
             readme = " ".join(f.read().split())
         with open(os.path.join(support.ROOT, "docs", "perfpy.1")) as f:
             man = " ".join(f.read().split())
-        modes = ["auto"] + (["sample"] if can_sample() else [])
+        modes = ["hook"] + (["sample"] if can_sample() else [])
         for py in interpreters():
             for mode in modes:
                 with self.subTest(py=py.label, mode=mode):
@@ -326,10 +326,12 @@ class FirstUse(RecordTest):
     @needs_perf
     def test_attach_without_sample_mode_says_what_to_do(self):
         """As user nobody (no BPF, so no sample mode): --mode auto -p PID on
-        that user's plain CPython says in one line, before recording, that
-        the process was not started with perfpy and what to do; exit 1,
-        nothing written. (Before: recorded, then blamed perf_event_paranoid
-        or wrote an empty profile.)"""
+        that user's plain CPython attaches in read mode (no privilege needed
+        to read one's own process); with a perfpy that has no read mode
+        either (no perfpy-sample), it says in one line, before recording,
+        that the process was not started with perfpy and what to do; exit
+        1, nothing written. (Before: recorded, then blamed
+        perf_event_paranoid or wrote an empty profile.)"""
         import shutil
         if os.geteuid() != 0 or not shutil.which("setpriv"):
             self.skipTest("needs root and setpriv to run as another user")
@@ -337,8 +339,9 @@ class FirstUse(RecordTest):
         if not pys:
             self.skipTest("no interpreter outside root's home for another user to run")
         os.chmod(self.tmp, 0o777)
+        # a copy without perfpy-sample: no sample mode, no read mode
         root = support.tree_for_others(self.tmp, os.path.relpath(PERFPY, support.ROOT),
-                                       os.path.relpath(LIBDIR, support.ROOT))
+                                       os.path.relpath(LIBDIR, support.ROOT), copy=True)
         nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         target = subprocess.Popen(nobody + [pys[-1].path, "-c", BUSY, "busy"],
                                   stdout=subprocess.PIPE, universal_newlines=True)
@@ -356,3 +359,11 @@ class FirstUse(RecordTest):
                          r"-p %d \(no root\)" % (pid, pid))
         self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
         self.assertFalse(os.path.exists(out))
+        if os.path.exists(SAMPLER):
+            # the perfpy that has read mode attaches in it
+            os.chmod(self.tmp, 0o777)          # tree_for_others made it 0755
+            p = run(nobody + [PERFPY, "record", "-p", str(pid), "-d", "2", "-f", "collapsed",
+                              "-o", out], env={"TMPDIR": self.tmp, "HOME": self.tmp})
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            self.assertIn("attaching in read mode", p.stderr.splitlines()[0])
+            self.assertTrue(any("spinning (" in s for s in collapsed_counts(out)), p.stderr)
