@@ -148,7 +148,8 @@ $(BUILD)/libperfpy_bpf.a: $(BUILD)/obj/sample/collect.c.o
 
 $(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/modsyms.c.o \
                             $(BUILD)/obj/sample/pyread.c.o $(BUILD)/obj/sample/pycode.c.o \
-                            $(BUILD)/obj/sample/pystack.c.o $(BUILD)/obj/sample/pylayout.c.o
+                            $(BUILD)/obj/sample/pystack.c.o $(BUILD)/obj/sample/pylayout.c.o \
+                            $(BUILD)/obj/sample/pyobj.c.o
 	rm -f $@ && ar rcs $@ $^
 
 $(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(PIPELINE_LIBS)
@@ -212,7 +213,8 @@ $(BUILD)/obj/tests/%.c.o: tests/%.c $(HDRS) tests/unit/test.h
 $(BUILD)/obj/tests/unit/unwind_target.c.o: ALL_CFLAGS += -fomit-frame-pointer \
     -fno-optimize-sibling-calls -fasynchronous-unwind-tables
 $(BUILD)/obj/tests/unit/test_unwind.c.o $(BUILD)/obj/tests/unit/test_pyread.c.o \
-    $(BUILD)/obj/tests/unit/test_pylayout.c.o: ALL_CFLAGS += $(if $(PP_UNWIND),-DPP_UNWIND=1)
+    $(BUILD)/obj/tests/unit/test_pylayout.c.o $(BUILD)/obj/tests/unit/test_pyobj.c.o: \
+    ALL_CFLAGS += $(if $(PP_UNWIND),-DPP_UNWIND=1)
 
 $(BUILD)/obj/tests/unit/test_collect.c.o: ALL_CFLAGS += $(if $(PP_BPF),-DPP_BPF=1)
 

@@ -169,6 +169,128 @@
 #define PP_STR_ASCII_MASK 0x40
 #endif
 
+/* ---- objects, for a reader of values (pyobj.c): a frame's locals, the
+ * threads' names in threading's dicts ---- */
+#if PY_VERSION_HEX < 0x030B0000
+#include <longintrepr.h>
+#endif
+#if PY_VERSION_HEX >= 0x030A0000
+#include <internal/pycore_moduleobject.h>
+#endif
+#if PY_VERSION_HEX >= 0x030B0000
+#include <internal/pycore_dict.h>
+#include <internal/pycore_object.h>
+#endif
+
+/* A frame's local variables: f_localsplus (3.8-3.10: co_varnames, then
+ * co_cellvars, then co_freevars) or localsplus (3.11+: co_localsplusnames;
+ * 3.14+ _PyStackRefs, tagged as f_executable is). */
+#if PY_VERSION_HEX < 0x030B0000
+#define PP_OFF_FRAME_LOCALSPLUS offsetof(PyFrameObject, f_localsplus)
+#define PP_OFF_CODE_LOCALSPLUSNAMES -1
+#define PP_OFF_CODE_VARNAMES offsetof(PyCodeObject, co_varnames)
+#define PP_OFF_CODE_CELLVARS offsetof(PyCodeObject, co_cellvars)
+#define PP_OFF_CODE_FREEVARS offsetof(PyCodeObject, co_freevars)
+#else
+#define PP_OFF_FRAME_LOCALSPLUS offsetof(struct _PyInterpreterFrame, localsplus)
+#define PP_OFF_CODE_LOCALSPLUSNAMES offsetof(PyCodeObject, co_localsplusnames)
+#define PP_OFF_CODE_VARNAMES -1
+#define PP_OFF_CODE_CELLVARS -1
+#define PP_OFF_CODE_FREEVARS -1
+#endif
+
+/* An int's digits: ob_size (signed: the number of digits) before 3.12;
+ * from 3.12 long_value.lv_tag (digits << 3 | sign: 0 positive, 1 zero,
+ * 2 negative). */
+#if PY_VERSION_HEX < 0x030C0000
+#define PP_OFF_LONG_SIZE offsetof(PyVarObject, ob_size)
+#define PP_OFF_LONG_DIGITS offsetof(PyLongObject, ob_digit)
+#define PP_LONG_TAGGED 0
+#else
+#define PP_OFF_LONG_SIZE offsetof(PyLongObject, long_value.lv_tag)
+#define PP_OFF_LONG_DIGITS offsetof(PyLongObject, long_value.ob_digit)
+#define PP_LONG_TAGGED 1
+#endif
+
+/* sys.modules, and a module's __dict__ (3.8, 3.9 keep PyModuleObject in
+ * moduleobject.c: md_dict is the first field after the header there too) */
+#if PY_VERSION_HEX < 0x030C0000
+#define PP_OFF_INTERP_MODULES offsetof(PyInterpreterState, modules)
+#else
+#define PP_OFF_INTERP_MODULES offsetof(PyInterpreterState, imports.modules)
+#endif
+#if PY_VERSION_HEX < 0x030A0000
+#define PP_OFF_MODULE_DICT sizeof(PyObject)
+#else
+#define PP_OFF_MODULE_DICT offsetof(PyModuleObject, md_dict)
+#endif
+
+/* A dict's keys: 3.8-3.10 (Objects/dict-common.h, not installed) dk_size
+ * at 8, dk_nentries at 32, dk_indices at 40, each index 1, 2, 4 or 8
+ * bytes as dk_size needs, entries (hash, key, value) after the indices;
+ * 3.11+ dk_log2_size, dk_log2_index_bytes, dk_kind, and entries (hash, key,
+ * value) when dk_kind is DICT_KEYS_GENERAL (0), else (key, value). A split
+ * dict's values: ma_values (3.8-3.10 an array; 3.11+ a PyDictValues). */
+#if PY_VERSION_HEX < 0x030B0000
+#define PP_OFF_DICTKEYS_SIZE 8
+#define PP_OFF_DICTKEYS_LOG2_SIZE -1
+#define PP_OFF_DICTKEYS_LOG2_INDEX_BYTES -1
+#define PP_OFF_DICTKEYS_KIND -1
+#define PP_OFF_DICTKEYS_NENTRIES 32
+#define PP_OFF_DICTKEYS_INDICES 40
+#define PP_DICT_ENTRY_SIZE 24
+#define PP_DICT_UNICODE_ENTRY_SIZE -1
+#define PP_OFF_DICTVALUES_VALUES 0
+#define PP_OFF_DICTVALUES_CAPACITY -1
+#define PP_OFF_DICTVALUES_VALID -1
+#else
+#define PP_OFF_DICTKEYS_SIZE -1
+#define PP_OFF_DICTKEYS_LOG2_SIZE offsetof(PyDictKeysObject, dk_log2_size)
+#define PP_OFF_DICTKEYS_LOG2_INDEX_BYTES offsetof(PyDictKeysObject, dk_log2_index_bytes)
+#define PP_OFF_DICTKEYS_KIND offsetof(PyDictKeysObject, dk_kind)
+#define PP_OFF_DICTKEYS_NENTRIES offsetof(PyDictKeysObject, dk_nentries)
+#define PP_OFF_DICTKEYS_INDICES offsetof(PyDictKeysObject, dk_indices)
+#define PP_DICT_ENTRY_SIZE sizeof(PyDictKeyEntry)
+#define PP_DICT_UNICODE_ENTRY_SIZE sizeof(PyDictUnicodeEntry)
+#define PP_OFF_DICTVALUES_VALUES offsetof(PyDictValues, values)
+#if PY_VERSION_HEX < 0x030D0000
+#define PP_OFF_DICTVALUES_CAPACITY -1
+#define PP_OFF_DICTVALUES_VALID -1
+#else                 /* 3.13+: bytes before the values: how many, and in use */
+#define PP_OFF_DICTVALUES_CAPACITY offsetof(PyDictValues, capacity)
+#define PP_OFF_DICTVALUES_VALID offsetof(PyDictValues, valid)
+#endif
+#endif
+
+/* An instance's attributes: 3.8-3.10 a dict at tp_dictoffset; 3.11 a
+ * managed dict 3 words before the object, or its values 4 words before;
+ * 3.12 one word 3 before, values when its low bit is set (the pointer is
+ * then values - 1); 3.13+ the values inline at tp_basicsize when the type
+ * says Py_TPFLAGS_INLINE_VALUES, unless a dict was made (MANAGED_DICT_OFFSET
+ * before the object; a free-threaded build's is 1 word before). Split
+ * values' keys are the type's ht_cached_keys. */
+#if PY_VERSION_HEX < 0x030B0000
+#define PP_OBJECT_DICT_FORM PP_DICT_AT_DICTOFFSET
+#define PP_MANAGED_DICT_BEFORE -1
+#define PP_TPFLAGS_MANAGED_DICT 0
+#define PP_TPFLAGS_INLINE_VALUES 0
+#elif PY_VERSION_HEX < 0x030C0000
+#define PP_OBJECT_DICT_FORM PP_DICT_MANAGED_311
+#define PP_MANAGED_DICT_BEFORE (-MANAGED_DICT_OFFSET)
+#define PP_TPFLAGS_MANAGED_DICT Py_TPFLAGS_MANAGED_DICT
+#define PP_TPFLAGS_INLINE_VALUES 0
+#elif PY_VERSION_HEX < 0x030D0000
+#define PP_OBJECT_DICT_FORM PP_DICT_MANAGED_312
+#define PP_MANAGED_DICT_BEFORE (3 * (int)sizeof(PyObject *))
+#define PP_TPFLAGS_MANAGED_DICT Py_TPFLAGS_MANAGED_DICT
+#define PP_TPFLAGS_INLINE_VALUES 0
+#else
+#define PP_OBJECT_DICT_FORM PP_DICT_INLINE_313
+#define PP_MANAGED_DICT_BEFORE (-MANAGED_DICT_OFFSET)
+#define PP_TPFLAGS_MANAGED_DICT Py_TPFLAGS_MANAGED_DICT
+#define PP_TPFLAGS_INLINE_VALUES Py_TPFLAGS_INLINE_VALUES
+#endif
+
 /* Where _Py_DebugOffsets publishes the fields it gained after 3.13
  * (pyoffsets.h's third column; PP_D is defined where it is expanded). */
 #if PY_VERSION_HEX >= 0x030E0000

@@ -39,7 +39,7 @@
 
 #include <stdint.h>
 
-#define PP_PY_OFFSETS_MAGIC 0x70706f67u   /* "ppog": the field list's version */
+#define PP_PY_OFFSETS_MAGIC 0x70706f68u   /* "ppoh": the field list's version */
 #define PP_PY_OFFSETS_SYMBOL "perfpy_py_offsets"
 
 /*
@@ -105,7 +105,51 @@
     X(bytes_size, offsetof(PyVarObject, ob_size), PP_D(bytes_object.ob_size)) \
     X(bytes_data, offsetof(PyBytesObject, ob_sval), PP_D(bytes_object.ob_sval)) \
     /* constant, 1: a free-threaded build (no GIL; 3.13t+) */ \
-    X(free_threaded, PP_FREE_THREADED, PP_NONE)
+    X(free_threaded, PP_FREE_THREADED, PP_NONE) \
+    /* values, for pyobj.c: a frame's locals and their names */ \
+    X(frame_localsplus, PP_OFF_FRAME_LOCALSPLUS, PP_D(interpreter_frame.localsplus)) \
+    X(code_localsplusnames, PP_OFF_CODE_LOCALSPLUSNAMES, PP_D(code_object.localsplusnames)) \
+    X(code_varnames, PP_OFF_CODE_VARNAMES, PP_NONE)                     /* 3.8-3.10 */ \
+    X(code_cellvars, PP_OFF_CODE_CELLVARS, PP_NONE)                     /* 3.8-3.10 */ \
+    X(code_freevars, PP_OFF_CODE_FREEVARS, PP_NONE)                     /* 3.8-3.10 */ \
+    X(type_name, offsetof(PyTypeObject, tp_name), PP_D(type_object.tp_name)) \
+    X(type_flags, offsetof(PyTypeObject, tp_flags), PP_D(type_object.tp_flags)) \
+    X(type_basicsize, offsetof(PyTypeObject, tp_basicsize), PP_NONE) \
+    X(type_dictoffset, offsetof(PyTypeObject, tp_dictoffset), PP_NONE) \
+    X(heaptype_cached_keys, offsetof(PyHeapTypeObject, ht_cached_keys), PP_NONE) \
+    X(tuple_size, offsetof(PyVarObject, ob_size), PP_D(tuple_object.ob_size)) \
+    X(tuple_items, offsetof(PyTupleObject, ob_item), PP_D(tuple_object.ob_item)) \
+    X(float_value, offsetof(PyFloatObject, ob_fval), PP_D(float_object.ob_fval)) \
+    /* ob_size (3.8-3.11) or lv_tag (3.12+: long_tagged 1) */ \
+    X(long_size, PP_OFF_LONG_SIZE, PP_D(long_object.lv_tag)) \
+    X(long_digits, PP_OFF_LONG_DIGITS, PP_D(long_object.ob_digit)) \
+    X(long_tagged, PP_LONG_TAGGED, PP_NONE)                            /* constant */ \
+    X(long_shift, PyLong_SHIFT, PP_NONE)                 /* constant: bits per digit */ \
+    X(cell_ref, offsetof(PyCellObject, ob_ref), PP_NONE) \
+    X(interp_modules, PP_OFF_INTERP_MODULES, PP_D(interpreter_state.imports_modules)) \
+    X(module_dict, PP_OFF_MODULE_DICT, PP_NONE) \
+    X(dict_keys, offsetof(PyDictObject, ma_keys), PP_D(dict_object.ma_keys)) \
+    X(dict_values, offsetof(PyDictObject, ma_values), PP_D(dict_object.ma_values)) \
+    /* the keys: dictkeys_size (3.8-3.10) or the log2 fields (3.11+) */ \
+    X(dictkeys_size, PP_OFF_DICTKEYS_SIZE, PP_NONE) \
+    X(dictkeys_log2_size, PP_OFF_DICTKEYS_LOG2_SIZE, PP_NONE)           /* a byte */ \
+    X(dictkeys_log2_index_bytes, PP_OFF_DICTKEYS_LOG2_INDEX_BYTES, PP_NONE)  /* a byte */ \
+    X(dictkeys_kind, PP_OFF_DICTKEYS_KIND, PP_NONE)                     /* a byte */ \
+    X(dictkeys_nentries, PP_OFF_DICTKEYS_NENTRIES, PP_NONE) \
+    X(dictkeys_indices, PP_OFF_DICTKEYS_INDICES, PP_NONE) \
+    /* constants: an entry's size, (hash, key, value); (key, value) for the \
+     * keys of str-only dicts (3.11+: dk_kind != 0) */ \
+    X(dict_entry_size, PP_DICT_ENTRY_SIZE, PP_NONE) \
+    X(dict_unicode_entry_size, PP_DICT_UNICODE_ENTRY_SIZE, PP_NONE) \
+    X(dictvalues_values, PP_OFF_DICTVALUES_VALUES, PP_NONE) \
+    X(dictvalues_capacity, PP_OFF_DICTVALUES_CAPACITY, PP_NONE)        /* 3.13+, a byte */ \
+    X(dictvalues_valid, PP_OFF_DICTVALUES_VALID, PP_NONE)              /* 3.13+, a byte */ \
+    /* an instance's attributes (constants): PP_DICT_AT_*, the managed \
+     * dict's distance before the object, the type flags that say so */ \
+    X(object_dict_form, PP_OBJECT_DICT_FORM, PP_NONE) \
+    X(managed_dict_before, PP_MANAGED_DICT_BEFORE, PP_NONE) \
+    X(tpflags_managed_dict, PP_TPFLAGS_MANAGED_DICT, PP_NONE) \
+    X(tpflags_inline_values, PP_TPFLAGS_INLINE_VALUES, PP_NONE)
 
 typedef struct pp_py_offsets {
     uint32_t magic;               /* PP_PY_OFFSETS_MAGIC */
@@ -120,6 +164,12 @@ enum {
     PP_LINES_LNOTAB = 0,          /* 3.8, 3.9: (byte delta, signed line delta) pairs */
     PP_LINES_310 = 1,             /* 3.10: (byte delta, signed line delta, -128: none) */
     PP_LINES_LOCATIONS = 2,       /* 3.11+: the location table (Objects/locations.md) */
+};
+enum {
+    PP_DICT_AT_DICTOFFSET = 0,    /* 3.8-3.10: the type's tp_dictoffset */
+    PP_DICT_MANAGED_311 = 1,      /* 3.11: a dict, or its values a word further */
+    PP_DICT_MANAGED_312 = 2,      /* 3.12: a dict, or (low bit set) its values */
+    PP_DICT_INLINE_313 = 3,       /* 3.13+: values inline after the object, or a dict */
 };
 enum {
     PP_INSTR_LASTI_BYTES = 0,     /* f_lasti, a byte offset (3.8, 3.9) */

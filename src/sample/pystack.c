@@ -112,7 +112,7 @@ static int walk(pid_t pid, const pp_py_offsets *o, uint64_t frame, pp_pystack_th
     if (span < 0)
         return -EFAULT;
     for (size_t h = 0; frame && h < MAX_HOPS; h++) {
-        uint64_t code;
+        uint64_t code, at = frame;
         pp_pystack_frame *f;
 
         if (pp_pyread_peek(pid, frame, b, (size_t)span) != 0)
@@ -134,6 +134,7 @@ static int walk(pid_t pid, const pp_py_offsets *o, uint64_t frame, pp_pystack_th
             return 0;
         }
         f = &t->f[t->n];
+        f->frame = at;
         if (identity(pid, o, code, seen, nseen, &f->id) != 0)
             return -EFAULT;
         f->instr = o->frame_is_object ? (uint64_t)(uint32_t)u64_at(b, o->frame_instr)

@@ -30,6 +30,7 @@
 
 typedef struct pp_pystack_frame {
     pp_pycode_id id;               /* the code object and its identity */
+    uint64_t frame;                /* the frame's address (its locals: pyobj.h) */
     uint64_t instr;                /* the frame's instruction (pyoffsets.h PP_INSTR_*) */
     int entry;                     /* the outermost frame of one evaluation */
 } pp_pystack_frame;

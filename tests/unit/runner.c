@@ -168,3 +168,53 @@ int test_start_python(const char *python, const char *program, int *stdout_fd)
     *stdout_fd = p[0];
     return pid;
 }
+
+size_t test_pythons(test_python *v, size_t max, char *dir, size_t dlen)
+{
+    char file[600], line[2048], ver[32];
+    ssize_t n = readlink("/proc/self/exe", dir, dlen - 1);
+    FILE *f;
+    size_t k = 0;
+    int major;
+
+    if (n <= 0)
+        return 0;
+    dir[n] = '\0';
+    *strrchr(dir, '/') = '\0';
+    snprintf(file, sizeof(file), "%s/pythons.txt", dir);
+    if (!(f = fopen(file, "r")))
+        return 0;
+    while (k < max && fgets(line, sizeof(line), f))
+        if (sscanf(line, "%511s %31s %63s", v[k].path, ver, v[k].ext) == 3 &&
+            sscanf(ver, "%d.%d", &major, &v[k].minor) == 2)
+            k++;
+    fclose(f);
+    return k;
+}
+
+void test_each_python(void (*fn)(const test_python *py, const char *dir), int min_minor)
+{
+    static test_python v[16];
+    char dir[512];
+    size_t n = test_pythons(v, 16, dir, sizeof(dir)), done = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        pid_t child;
+        int status;
+
+        if (v[i].minor < min_minor)
+            continue;
+        fflush(stdout);
+        if ((child = fork()) == 0) {
+            fn(&v[i], dir);
+            fflush(stdout);
+            _exit(0);
+        }
+        waitpid(child, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            TEST_FAIL_("%s failed (status %#x)", v[i].path, status);
+        done++;
+    }
+    if (!done)
+        TEST_SKIP("no interpreter of 3.%d or newer in the build's pythons.txt", min_minor);
+}

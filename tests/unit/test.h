@@ -29,6 +29,18 @@ char *test_read_file(const char *path, size_t *len);
 /* Runs `python -S -c program` in a child that dies with the test, its
  * stdout a pipe whose read end goes to *stdout_fd; its pid. */
 int test_start_python(const char *python, const char *program, int *stdout_fd);
+/* An interpreter the build made a module for (BUILD/pythons.txt beside
+ * this binary: "path version ext include" per line). */
+typedef struct test_python {
+    char path[512], ext[64];   /* ext: its module's suffix (".cpython-312-...so") */
+    int minor;                 /* 3.minor */
+} test_python;
+/* Up to max of them into v; dir (size dlen) gets the build directory.
+ * How many. */
+size_t test_pythons(test_python *v, size_t max, char *dir, size_t dlen);
+/* fn(py, dir) for each of 3.min_minor or newer, each in a child process (a
+ * failure names its interpreter); skipped when there is none. */
+void test_each_python(void (*fn)(const test_python *py, const char *dir), int min_minor);
 /* A heap block of exactly n bytes holding buf's first n (for parsers of
  * hostile input: an over-read leaves the block and ASan sees it). */
 void *test_exact_copy(const void *buf, size_t n);

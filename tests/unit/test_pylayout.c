@@ -25,32 +25,6 @@ static const char PROGRAM[] =
     "print('ready', flush=True)\n"
     "time.sleep(60)\n";
 
-typedef struct interp {
-    char path[512], ext[64];
-} interp;
-
-/* BUILD/pythons.txt: "path version ext include" per line. */
-static size_t interpreters(interp *v, size_t max, char *dir, size_t dlen)
-{
-    char line[2048], file[600], ver[32];
-    ssize_t n = readlink("/proc/self/exe", dir, dlen - 1);
-    FILE *f;
-    size_t k = 0;
-
-    if (n <= 0)
-        return 0;
-    dir[n] = '\0';
-    *strrchr(dir, '/') = '\0';
-    snprintf(file, sizeof(file), "%s/pythons.txt", dir);
-    if (!(f = fopen(file, "r")))
-        return 0;
-    while (k < max && fgets(line, sizeof(line), f))
-        if (sscanf(line, "%511s %31s %63s", v[k].path, ver, v[k].ext) == 3)
-            k++;
-    fclose(f);
-    return k;
-}
-
 /* A live interpreter: its pid, _PyRuntime and where it is. */
 typedef struct live {
     pid_t pid;
@@ -93,7 +67,7 @@ static void same_fields(const char *what, const pp_py_offsets *a, const pp_py_of
 #undef SAME
 }
 
-static void layout_one(const interp *py, const char *dir)
+static void layout_one(const test_python *py, const char *dir)
 {
     char module[700], why[512];
     pp_py_offsets want;
@@ -115,37 +89,9 @@ static void layout_one(const interp *py, const char *dir)
            got.from_debug ? "_Py_DebugOffsets and the tables" : "version's compiled table");
 }
 
-static void each_interpreter(void (*fn)(const interp *, const char *), int min_minor)
-{
-    static interp v[16];
-    char dir[512];
-    size_t n = interpreters(v, 16, dir, sizeof(dir)), done = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        int major, minor, status;
-        char ver[32];
-        pid_t child;
-
-        if (sscanf(strstr(v[i].ext, "cpython-") ? strstr(v[i].ext, "cpython-") + 8 : "",
-                   "%1d%d", &major, &minor) != 2 || minor < min_minor)
-            continue;
-        (void)ver;
-        if ((child = fork()) == 0) {
-            fn(&v[i], dir);
-            fflush(stdout);
-            _exit(0);
-        }
-        waitpid(child, &status, 0);
-        ASSERT_EQ_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
-        done++;
-    }
-    if (!done)
-        TEST_SKIP("no interpreter of 3.%d or newer in the build's pythons.txt", min_minor);
-}
-
 TEST(pylayout_every_interpreter_without_its_module)
 {
-    each_interpreter(layout_one, 8);
+    test_each_python(layout_one, 8);
 }
 
 /* ---- copies of a live _PyRuntime, corrupted ------------------------------- */
@@ -170,7 +116,7 @@ static void expect_refusal(const char *what, const unsigned char *copy, uint32_t
     printf("      %s: refused: %s\n", what, why);
 }
 
-static void corrupt_one(const interp *py, const char *dir)
+static void corrupt_one(const test_python *py, const char *dir)
 {
     unsigned char copy[sizeof(image)];
     const pp_py_table *ft;
@@ -251,7 +197,7 @@ static void corrupt_one(const interp *py, const char *dir)
 
 TEST(pylayout_refuses_debug_offsets_that_do_not_match)
 {
-    each_interpreter(corrupt_one, 13);
+    test_each_python(corrupt_one, 13);
 }
 
 TEST(pylayout_versions_from_names_and_the_tables)

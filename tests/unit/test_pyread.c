@@ -43,38 +43,6 @@ static const char PROGRAM[] =
     "threading.Thread(target=waiter, args=(e,), daemon=True).start()\n"
     "K().meth()\n";
 
-typedef struct interp {
-    char path[512], ext[64];
-    int minor;
-} interp;
-
-/* BUILD/pythons.txt: "path version ext include" per line. */
-static size_t interpreters(interp *v, size_t max, char *dir, size_t dlen)
-{
-    char line[2048], file[600];
-    ssize_t n = readlink("/proc/self/exe", dir, dlen - 1);
-    FILE *f;
-    size_t k = 0;
-
-    if (n <= 0)
-        return 0;
-    dir[n] = '\0';
-    *strrchr(dir, '/') = '\0';
-    snprintf(file, sizeof(file), "%s/pythons.txt", dir);
-    if (!(f = fopen(file, "r")))
-        return 0;
-    while (k < max && fgets(line, sizeof(line), f)) {
-        int major;
-        char ver[32];
-
-        if (sscanf(line, "%511s %31s %63s", v[k].path, ver, v[k].ext) == 3 &&
-            sscanf(ver, "%d.%d", &major, &v[k].minor) == 2)
-            k++;
-    }
-    fclose(f);
-    return k;
-}
-
 static pid_t start(const char *python, int *out)
 {
     return test_start_python(python, PROGRAM, out);
@@ -90,7 +58,7 @@ static void wait_ready(int fd, const char *python)
     usleep(100000);    /* foo is in time.sleep by now */
 }
 
-static void check_main(const interp *py, const pp_pyread_thread *t)
+static void check_main(const test_python *py, const pp_pyread_thread *t)
 {
     static const char *const want[] = {"foo", "bar", "na\xc3\xafve", "K.meth", "<module>"};
     static const int lines[] = {2, 5, 8, 11, 1};
@@ -112,7 +80,7 @@ static void check_main(const interp *py, const pp_pyread_thread *t)
     }
 }
 
-static void read_one(const interp *py, const char *dir)
+static void read_one(const test_python *py, const char *dir)
 {
     char module[700], holder[512];
     pp_py_offsets o;
@@ -152,38 +120,14 @@ static void read_one(const interp *py, const char *dir)
            py->minor < 11 ? "meth" : "K.meth");
 }
 
-/* fn on every interpreter of the build, each in a process of its own: a
- * failure names it. */
-static void each_interpreter(void (*fn)(const interp *, const char *))
-{
-    static interp v[16];
-    char dir[512];
-    size_t n = interpreters(v, 16, dir, sizeof(dir));
-
-    if (!n)
-        TEST_SKIP("no interpreter in the build's pythons.txt");
-    for (size_t i = 0; i < n; i++) {
-        pid_t child = fork();
-        int status;
-
-        if (child == 0) {
-            fn(&v[i], dir);
-            fflush(stdout);
-            _exit(0);
-        }
-        waitpid(child, &status, 0);
-        ASSERT_EQ_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
-    }
-}
-
 TEST(pyread_every_interpreter_from_outside)
 {
-    each_interpreter(read_one);
+    test_each_python(read_one, 8);
 }
 
 /* foo's code object through the cache (pycode.c), in a process that is
  * then killed. */
-static void cache_one(const interp *py, const char *dir)
+static void cache_one(const test_python *py, const char *dir)
 {
     char module[700];
     pp_py_offsets o;
@@ -255,7 +199,7 @@ static void cache_one(const interp *py, const char *dir)
 
 TEST(pycode_names_once_and_never_a_reused_address)
 {
-    each_interpreter(cache_one);
+    test_each_python(cache_one, 8);
 }
 
 /* The negative twin: a table that is not perfpy's is refused, and a
