@@ -227,7 +227,6 @@ TEST(pylayout_versions_from_names_and_the_tables)
     }
     ASSERT_EQ_INT(pp_py_table_find(0x03100000, 0) != NULL, 0);
 }
-#endif
 
 /* ---- a crafted free-threaded process image, read --------------------------- */
 
@@ -335,3 +334,4 @@ TEST(pyread_walks_a_crafted_free_threaded_image)
            "names in %d-byte str headers, foo's line from its thread's bytecode copy\n",
            o->str_ascii_data);
 }
+#endif
