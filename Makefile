@@ -38,7 +38,9 @@ ENGINE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(ENGINE_SRCS))
 # cli (commands) -> report (perf.data -> profile) -> output (profile -> bytes)
 #   -> profile (the model both fill and read: frames, stacks, threads, samples)
 # (tests/integration/test_layers.py checks the includes)
-CLI_SRCS := $(filter-out src/cli/main.c src/cli/sample_main.c src/cli/read_main.c,$(wildcard src/cli/*.c))
+# perfpy-sample's own (libbpf, libelf): not in the CLI's library
+SAMPLER_MAIN := src/cli/sample_main.c src/cli/read_main.c src/cli/sample_host.c
+CLI_SRCS := $(filter-out src/cli/main.c $(SAMPLER_MAIN),$(wildcard src/cli/*.c))
 CLI_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(CLI_SRCS))
 REPORT_SRCS := $(wildcard src/report/*.c)
 REPORT_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(REPORT_SRCS))
@@ -155,7 +157,7 @@ $(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/
 $(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(PIPELINE_LIBS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/perfpy-sample: $(BUILD)/obj/cli/sample_main.c.o $(BUILD)/obj/cli/read_main.c.o $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) \
+$(BUILD)/perfpy-sample: $(patsubst src/%,$(BUILD)/obj/%.o,$(SAMPLER_MAIN)) $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) \
                         $(SAMPLE_LIB) $(PIPELINE_LIBS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BPF_LDLIBS) $(UNWIND_LDLIBS)
 

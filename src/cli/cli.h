@@ -36,6 +36,10 @@ int pp_cmd_exec(int argc, char **argv);    /* internal: record's program shim */
 /* "perfpy CMD: MESSAGE\nTry 'perfpy CMD --help'." on stderr; returns 2. */
 int pp_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* What a Python command line runs, for names: "app" for `python app.py`
+ * (options before it skipped), "pkg" for `python -m pkg`, else the
+ * program's file name ("python3" for `python3 -c ...`). */
+void pp_program_stem(char *const *argv, char *buf, size_t cap);
 /* "perfpy: MESSAGE" on stderr; returns 1. */
 int pp_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "perfpy: MESSAGE" of a library's error (include/perfpy/error.h); returns 1. */

@@ -68,12 +68,16 @@
 
 /* ---- names ------------------------------------------------------------------- */
 
-/* "app" for `python app.py`, "pkg" for `python -m pkg`, else the command. */
+/* "app" for `python app.py`, "pkg" for `python -m pkg` (pp_program_stem),
+ * the process's comm when attached, "host" for -a. */
 static void program_stem(const pp_record_opts *o, char *buf, size_t cap)
 {
-    const char *name = NULL, *slash, *dot;
     char comm[64] = "";
 
+    if (o->host) {
+        snprintf(buf, cap, "host");
+        return;
+    }
     if (o->pid) {
         char path[64];
         FILE *f;
@@ -86,30 +90,7 @@ static void program_stem(const pp_record_opts *o, char *buf, size_t cap)
         snprintf(buf, cap, "%s", comm[0] ? comm : "pid");
         return;
     }
-    for (int i = 1; o->argv[i]; i++) {
-        const char *a = o->argv[i];
-        if (strcmp(a, "-m") == 0 && o->argv[i + 1]) {
-            name = o->argv[i + 1];
-            break;
-        }
-        if (strcmp(a, "-c") == 0)
-            break;
-        if (a[0] != '-') {
-            name = a;
-            break;
-        }
-        if ((strcmp(a, "-X") == 0 || strcmp(a, "-W") == 0) && o->argv[i + 1])
-            i++;
-    }
-    if (!name)
-        name = o->argv[0];
-    slash = strrchr(name, '/');
-    name = slash && slash[1] ? slash + 1 : name;
-    dot = strrchr(name, '.');
-    if (dot && strcmp(dot, ".py") == 0)
-        snprintf(buf, cap, "%.*s", (int)(dot - name), name);
-    else
-        snprintf(buf, cap, "%s", name);
+    pp_program_stem(o->argv, buf, cap);
 }
 
 static void default_output(const pp_record_opts *o, char *buf, size_t cap)
@@ -367,9 +348,12 @@ static int choose(plan *p)
                 "gives whole Python stacks\n", p->perf);
     if (p->o.output)
         snprintf(p->output, sizeof(p->output), "%s", p->o.output);
+    else if (p->o.every)
+        snprintf(p->output, sizeof(p->output), "perfpy-profiles");
     else
         default_output(&p->o, p->output, sizeof(p->output));
-    return check_output(p);
+    /* --every's directory is made and checked by the sampler */
+    return p->o.every ? 0 : check_output(p);
 }
 
 /* Step 2: the recording's own directory (perf.data, line sidecars) and the

@@ -38,6 +38,8 @@ typedef struct pp_run_opts {
 } pp_run_opts;
 
 /* perfpy record [options] -- PROGRAM ARGS... | -p PID */
+#define PP_MAX_LABELS 16         /* --label given at most this often */
+
 typedef struct pp_record_opts {
     const char *output;
     const pp_format *format;
@@ -55,6 +57,14 @@ typedef struct pp_record_opts {
     int show_perfpy;           /* --show-perfpy */
     int threads;               /* --threads */
     char **argv;               /* the program, NULL with -p */
+    /* the whole host (-a) and continuous output (--every) */
+    int host;                  /* -a: every CPython process of the host */
+    int all_processes;         /* --all-processes: the others too */
+    double every;              /* --every SECONDS, 0 = one profile at the end */
+    long keep_files;           /* --keep N: files kept in the directory, 0 = all */
+    unsigned long long keep_bytes;   /* --keep SIZE: bytes of them, 0 = no bound */
+    const char *labels[PP_MAX_LABELS];   /* --label KEY=VALUE */
+    int nlabels;
 } pp_record_opts;
 
 /* perfpy report [options] perf.data */

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #define DEFAULT_RATE 399
+#define DEFAULT_HOST_RATE 19        /* -a: per CPU, the profiling agents' rate */
+#define MAX_EVERY 86400
 #define DEFAULT_STACK 32768
 #define DEFAULT_GRACE 5.0
 #define MAX_STACK 65528
@@ -24,6 +26,7 @@ void pp__record_help(FILE *out)
     fprintf(out,
             "usage: perfpy record [options] [--] PROGRAM [ARGS...]\n"
             "       perfpy record [options] -p PID\n"
+            "       perfpy record -a [--every SECS -o DIR] [options]\n"
             "\n"
             "Profile a Python program with perf and write a profile: Python functions\n"
             "(qualname (file:line)), C extensions, libc and the kernel in one stack, on\n"
@@ -49,6 +52,23 @@ void pp__record_help(FILE *out)
             "                        to end by itself (its KeyboardInterrupt handlers run)\n"
             "                        before it gets SIGTERM, then as long again before its\n"
             "                        whole process tree gets SIGKILL (default: %g)\n"
+            "  -a, --all             every CPython process of the host: those running and\n"
+            "                        those that start while it records, each under a root\n"
+            "                        naming its command line, pid and container; Python,\n"
+            "                        C and kernel frames, in sample mode (root), at %d Hz\n"
+            "                        per CPU unless -r; until Ctrl-C, SIGTERM or -d\n"
+            "                        (default: off)\n"
+            "      --all-processes   with -a, the processes that run no CPython too (C and\n"
+            "                        kernel frames; default: left out)\n"
+            "      --every SECS      with -a, one profile per SECS seconds (1 to %d) into\n"
+            "                        the directory -o DIR (./perfpy-profiles when no -o),\n"
+            "                        each named perfpy-<UTC start>.<ext>, pprof unless -f,\n"
+            "                        every sample labelled service, pid, tid, thread and\n"
+            "                        container for a profile store; runs until stopped\n"
+            "                        (default: one profile, at the end)\n"
+            "      --label KEY=VALUE with -a, a label on every sample (repeatable; KEY\n"
+            "                        letters, digits and _: --label env=prod; default:\n"
+            "                        none)\n"
             "  -p, --pid PID         attach to a running process; stop with Ctrl-C or\n"
             "                        --duration (default: none; start PROGRAM). Its\n"
             "                        engine is looked for first: active (PERFPY=jit, -X\n"
@@ -87,11 +107,15 @@ void pp__record_help(FILE *out)
             "                        'name (inlined)'); slower: perf then runs addr2line\n"
             "                        for every library and Python function sampled\n"
             "                        (default: off)\n",
-            DEFAULT_RATE, DEFAULT_GRACE, MAX_STACK, DEFAULT_STACK);
+            DEFAULT_RATE, DEFAULT_GRACE, DEFAULT_HOST_RATE, MAX_EVERY, MAX_STACK,
+            DEFAULT_STACK);
     pp_help_fold_options(out, 18);
     fprintf(out,
-            "      --keep            keep the recording and intermediate files (the\n"
-            "                        directory is printed; default: all removed)\n"
+            "      --keep [N|SIZE]   keep the recording and intermediate files (the\n"
+            "                        directory is printed; default: all removed); with\n"
+            "                        --every N or SIZE: keep the N newest files of the\n"
+            "                        directory, or at most SIZE bytes of them (suffix K, M\n"
+            "                        or G: 500M), removing older ones (default: all kept)\n"
             "  -h, --help            this help\n"
             "\n"
             "environment:\n"
@@ -114,13 +138,22 @@ void pp__record_help(FILE *out)
             "\n"
             "examples:\n"
             "  perfpy record -- python app.py\n"
-            "  perfpy record -f html -o app.html -r 999 -- python -m mypackage\n");
+            "  perfpy record -f html -o app.html -r 999 -- python -m mypackage\n"
+            "  perfpy record -a -d 30 -o host.svg\n"
+            "  perfpy record -a --every 60 --keep 1G --label env=prod -o /var/lib/perfpy\n");
 }
 
 /* ---- options ---------------------------------------------------------------- */
 
 enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLINE,
-       OPT_GRACE, OPT_PROCESSES, OPT_SHOW_PERFPY, OPT_THREADS };
+       OPT_GRACE, OPT_PROCESSES, OPT_SHOW_PERFPY, OPT_THREADS, OPT_ALL_PROCESSES, OPT_EVERY,
+       OPT_LABEL };
+
+/* The argument vector being parsed: `--keep N` takes the word after it
+ * (getopt gives an optional argument only as --keep=N), and whether -r
+ * was given (-a's default rate is another). */
+static char **parsed_argv;
+static int parsed_argc, rate_given;
 
 /* A number of seconds from 0 to max: 0, or -1. */
 static int parse_seconds(const char *s, double max, double *out)
@@ -146,6 +179,80 @@ static int known_mode(const char *m)
     return 0;
 }
 
+/* N (files) or SIZE (bytes, with K, M or G): 0, or -1 when s is neither. */
+static int parse_keep(const char *s, long *files, unsigned long long *bytes)
+{
+    char *end;
+    unsigned long long v;
+    int shift = 0;
+
+    errno = 0;
+    if (!s || !(*s >= '0' && *s <= '9'))
+        return -1;
+    v = strtoull(s, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    if (errno || v == 0 || (shift && end[1]) || (!shift && *end) || v > (1ull << 40))
+        return -1;
+    if (shift)
+        *bytes = v << shift;
+    else if (v > 1000000)
+        return -1;
+    else
+        *files = (long)v;
+    return 0;
+}
+
+/* --keep alone keeps perf's files; --keep N, --keep=N or SIZE bound
+ * --every's directory. */
+static int keep_option(pp_record_opts *o, pp_usage *u)
+{
+    const char *arg = optarg;
+
+    if (!arg && optind < parsed_argc && parse_keep(parsed_argv[optind], &o->keep_files,
+                                                   &o->keep_bytes) == 0) {
+        optind++;
+        return PP_PARSED_RUN;
+    }
+    if (!arg) {
+        o->keep = 1;
+        return PP_PARSED_RUN;
+    }
+    if (parse_keep(arg, &o->keep_files, &o->keep_bytes) < 0)
+        return pp_usage_set(u, "--keep takes a number of files or a size (500M, 2G), not "
+                              "'%s'", arg);
+    return PP_PARSED_RUN;
+}
+
+/* KEY=VALUE: KEY a label name the stores take (letters, digits, _; not a
+ * digit first), not one perfpy sets itself. */
+static int label_option(pp_record_opts *o, const char *arg, pp_usage *u)
+{
+    static const char *const own[] = {"service", "pid", "tid", "thread", "container"};
+    const char *eq = strchr(arg, '=');
+    size_t n = eq ? (size_t)(eq - arg) : 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (!(arg[i] == '_' || (arg[i] >= 'a' && arg[i] <= 'z') ||
+              (arg[i] >= 'A' && arg[i] <= 'Z') || (i && arg[i] >= '0' && arg[i] <= '9')))
+            n = 0;
+    if (!n || !eq[1] || n > 64 || strlen(eq + 1) > 256)
+        return pp_usage_set(u, "--label takes KEY=VALUE (KEY letters, digits and _, not a "
+                              "digit first; a VALUE of 1 to 256 bytes), not '%s'", arg);
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+        if (strlen(own[i]) == n && strncmp(arg, own[i], n) == 0)
+            return pp_usage_set(u, "--label %.*s: perfpy sets that label itself on every "
+                                  "sample; choose another KEY", (int)n, arg);
+    if (o->nlabels == PP_MAX_LABELS)
+        return pp_usage_set(u, "--label is given more than %d times", PP_MAX_LABELS);
+    o->labels[o->nlabels++] = arg;
+    return PP_PARSED_RUN;
+}
+
 static int record_option(int c, void *opts, pp_usage *u)
 {
     pp_record_opts *o = opts;
@@ -156,6 +263,7 @@ static int record_option(int c, void *opts, pp_usage *u)
     case 'f':
         return pp_option_format(optarg, &o->format, u);
     case 'r':
+        rate_given = 1;
         if (pp_parse_long(optarg, 1, 100000, &o->rate) < 0)
             return pp_usage_set(u, "--rate takes a whole number of samples "
                                   "per second from 1 to 100000, not '%s'", optarg);
@@ -191,8 +299,20 @@ static int record_option(int c, void *opts, pp_usage *u)
         o->no_native = c == OPT_NO_NATIVE;
         break;
     case OPT_KEEP:
-        o->keep = 1;
+        return keep_option(o, u);
+    case 'a':
+        o->host = 1;
         break;
+    case OPT_ALL_PROCESSES:
+        o->all_processes = 1;
+        break;
+    case OPT_EVERY:
+        if (parse_seconds(optarg, MAX_EVERY, &o->every) < 0 || o->every < 1)
+            return pp_usage_set(u, "--every takes a number of seconds from 1 to %d, not '%s'",
+                                MAX_EVERY, optarg);
+        break;
+    case OPT_LABEL:
+        return label_option(o, optarg, u);
     case OPT_INLINE:
         o->inline_frames = 1;
         break;
@@ -246,6 +366,32 @@ int pp__record_sample_refusal(const pp_record_opts *o, pp_usage *u)
     return PP_PARSED_RUN;
 }
 
+/* -a: sample mode, no program and no -p, its own defaults (the agents'
+ * rate; pprof for --every, whose -o is a directory). */
+static int host_options(pp_record_opts *o, pp_usage *u)
+{
+    if (o->argv || o->pid)
+        return pp_usage_set(u, "-a records every CPython process of the host: give no "
+                              "program and no -p");
+    if (o->mode && strcmp(o->mode, "auto") != 0 && strcmp(o->mode, "sample") != 0)
+        return pp_usage_set(u, "-a reads every process from outside, in sample mode: "
+                              "--mode %s cannot (leave --mode out)", o->mode);
+    if ((o->keep_files || o->keep_bytes) && !o->every)
+        return pp_usage_set(u, "--keep N or SIZE bounds the directory --every writes to: "
+                              "give --every SECONDS too");
+    if (o->every && o->output && strcmp(o->output, "-") == 0)
+        return pp_usage_set(u, "--every writes one file per interval into a directory: "
+                              "give -o DIR, not -");
+    o->mode = "sample";
+    if (o->processes == PP_PROCESSES_AUTO)
+        o->processes = PP_PROCESSES_SPLIT;    /* each process a root, even alone */
+    if (!rate_given)
+        o->rate = DEFAULT_HOST_RATE;
+    if (!o->format)
+        o->format = pp_format_find(o->every ? "pprof" : "flamegraph");
+    return combinations(o, u);
+}
+
 int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
 {
     static const struct option opts[] = {
@@ -259,7 +405,11 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
         {"stack-size", required_argument, NULL, OPT_STACK},
         {"native", no_argument, NULL, OPT_NATIVE},
         {"no-native", no_argument, NULL, OPT_NO_NATIVE},
-        {"keep", no_argument, NULL, OPT_KEEP},
+        {"keep", optional_argument, NULL, OPT_KEEP},
+        {"all", no_argument, NULL, 'a'},
+        {"all-processes", no_argument, NULL, OPT_ALL_PROCESSES},
+        {"every", required_argument, NULL, OPT_EVERY},
+        {"label", required_argument, NULL, OPT_LABEL},
         {"inline", no_argument, NULL, OPT_INLINE},
         {"processes", required_argument, NULL, OPT_PROCESSES},
         {"show-perfpy", no_argument, NULL, OPT_SHOW_PERFPY},
@@ -273,16 +423,25 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
     o->rate = DEFAULT_RATE;
     o->stack_size = DEFAULT_STACK;
     o->grace = DEFAULT_GRACE;
-    rc = pp_getopt_each(argc, argv, "+:o:f:r:d:p:h", opts, record_option, o, u);
+    parsed_argv = argv;
+    parsed_argc = argc;
+    rate_given = 0;
+    rc = pp_getopt_each(argc, argv, "+:o:f:r:d:p:ah", opts, record_option, o, u);
     if (rc != PP_PARSED_RUN)
         return rc;
     if (optind < argc)
         o->argv = argv + optind;
+    if (o->host)
+        return host_options(o, u);
     if (!o->argv && !o->pid)
         return pp_usage_set(u, "no program given (perfpy record -- python app.py, "
-                              "or -p PID)");
+                              "-p PID, or -a for every Python process)");
     if (o->argv && o->pid)
         return pp_usage_set(u, "give a program or --pid, not both");
+    if (o->every || o->keep_files || o->keep_bytes || o->nlabels || o->all_processes)
+        return pp_usage_set(u, "%s is for the whole host: give -a (without a program "
+                              "or -p)", o->every ? "--every" : o->nlabels ? "--label" :
+                              o->all_processes ? "--all-processes" : "--keep N");
     if (!o->mode)                   /* attached, the process decides (cmd_record.c) */
         o->mode = o->argv ? pp__record_default_mode() : "auto";
     if (!known_mode(o->mode))

@@ -57,6 +57,7 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
                       size_t libdir_cap, const char *self, const char *output)
 {
     char helper[PATH_MAX + 16], rate[32], dur[32], pid[32], procs[16], threads[16];
+    char every[32], files[32], bytes[32];
     char exe[PATH_MAX], said[1024], why[512];
     char **argv;
     int n = 0, k = 0;
@@ -90,7 +91,7 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
     snprintf(threads, sizeof(threads), "%d", o->threads);
     while (o->argv && o->argv[n])
         n++;
-    if (!(argv = calloc((size_t)n + 12, sizeof(*argv))))   /* 11 at most, then NULL */
+    if (!(argv = calloc((size_t)n + o->nlabels + 16, sizeof(*argv))))   /* 15 at most */
         return pp_fail("out of memory");
     argv[k++] = helper;
     if (strcmp(o->mode, "read") == 0)
@@ -102,9 +103,20 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
     argv[k++] = dur;
     argv[k++] = procs;
     argv[k++] = threads;
-    argv[k++] = o->pid ? "-p" : "--";
+    argv[k++] = o->host ? "-a" : o->pid ? "-p" : "--";
     if (o->pid)
         argv[k++] = pid;
+    if (o->host) {
+        snprintf(every, sizeof(every), "%g", o->every);
+        snprintf(files, sizeof(files), "%ld", o->keep_files);
+        snprintf(bytes, sizeof(bytes), "%llu", o->keep_bytes);
+        argv[k++] = every;
+        argv[k++] = files;
+        argv[k++] = bytes;
+        argv[k++] = o->all_processes ? "1" : "0";
+        for (int i = 0; i < o->nlabels; i++)
+            argv[k++] = (char *)o->labels[i];
+    }
     for (int i = 0; i < n; i++)
         argv[k++] = o->argv[i];
     fflush(stderr);

@@ -5,6 +5,8 @@
  *
  *   perfpy-sample FORMAT OUTPUT RATE NO_NATIVE DURATION PROCESSES THREADS -- PROGRAM [ARGS...]
  *   perfpy-sample FORMAT OUTPUT RATE NO_NATIVE DURATION PROCESSES THREADS -p PID
+ *   perfpy-sample FORMAT OUTPUT RATE NO_NATIVE DURATION PROCESSES THREADS -a EVERY
+ *                 KEEP_FILES KEEP_BYTES ALL_PROCESSES [KEY=VALUE...]
  *   perfpy-sample --check          (perfpy doctor: can it sample here?)
  *   perfpy-sample --tables         (the compiled structure offsets, as JSON
  *                                   lines: the tests hold them against headers)
@@ -32,9 +34,21 @@
  * does not know, debug offsets that do not match their version, a
  * free-threaded build) is sampled for its native frames, and one line on
  * stderr says why.
+ *
+ * -a, the whole host (record -a): every process that runs a CPython now
+ * or execs one later (sample_host.c says which), sampled by an event per
+ * CPU, each under a root that names its command line, labelled for a
+ * profile store (pid, thread, service, container, KEY=VALUE); with
+ * ALL_PROCESSES 1 the other processes too. Until Ctrl-C, SIGTERM or
+ * DURATION; with EVERY seconds (0: one profile at the end) OUTPUT is a
+ * directory that gets one profile per interval (sample_every.c): each
+ * sample folded into the interval its time falls in, a new folder and
+ * profile for the next, so memory is that of one interval.
  */
 #include "cli.h"
 #include "output/output.h"
+#include "sample_every.h"
+#include "sample_host.h"
 #include "report/fold.h"
 #include "report/report.h"
 #include "sample/collect.h"
@@ -69,8 +83,15 @@ typedef struct proc {
     pid_t pid;
     uint64_t runtime;              /* 0 until found in its maps */
     int looks;                     /* times its maps were searched for it */
+    int waits;                     /* -a: times its interpreter was looked for */
     int refused;                   /* its CPython is not read (pylayout.c said why) */
-    int placed;                    /* its container (if any) told the folder */
+    int placed;                    /* its container (if any) looked for */
+    int ns_pid;                    /* its pid in its container (0: none) */
+    char root[256];                /* its container's root ("": not in one) */
+    unsigned told;                 /* the folder (st->gen) told of it */
+    int python;                    /* -a: 1 runs a CPython, 0 not (left out), 2 links
+                                      libpython: left out until its interpreter is */
+    char command[160], service[64];   /* -a: what it runs */
     pp_pylayout layout;            /* its structure offsets, once runtime is found */
     int have_types;
     pp_pyread_types types;         /* to tell a code object from what is not */
@@ -95,6 +116,22 @@ typedef struct state {
     int attached;                  /* -p: the process was running already */
     int stopped;                   /* --duration (or, attached, Ctrl-C) ended it */
     uint64_t period_ns;            /* each sample's: 1e9 / rate ns of its thread's CPU */
+    long rate;
+    pp_profile *prof;              /* what samples are folded into (--every: the interval's) */
+    pp_fold_opts fo;
+    unsigned gen;                  /* the folder's number: a new one per interval */
+    /* -a */
+    int host, host_all;            /* the whole host; its non-Python processes too */
+    uint64_t left_out;             /* samples of processes that run no CPython */
+    char **labels;                 /* KEY=VALUE for every sample */
+    int nlabels;
+    double last_sweep;
+    pp_every *every;               /* --every: where the intervals go */
+    uint64_t every_ns, start_ns, next_ns;   /* the current interval (sample clock) */
+    uint64_t stop_ns;              /* -d: when the recording ends (0: when stopped) */
+    uint64_t t0_ns;                /* when it began (sample clock) */
+    int64_t unix_offset_ns;        /* Unix time - sample clock (CLOCK_MONOTONIC) */
+    int ending;                    /* no new interval: the last takes what is left */
 } state;
 
 static proc *find_proc(state *st, pid_t pid)
@@ -120,6 +157,34 @@ static proc *find_proc(state *st, pid_t pid)
 }
 
 static void find_runtime(state *st, proc *p);
+static void place(state *st, proc *p);
+static void rotate(state *st, uint64_t t);
+
+/* -a: whether p runs a CPython (kept as a target, its command line read)
+ * or not (no longer a target: left out, unless every process is asked). */
+static void host_decide(state *st, proc *p)
+{
+    int python = pp_host_is_python(p->pid);
+
+    p->python = python > 0 ? python : 0;
+    pp_host_command(p->pid, p->command, sizeof(p->command), p->service, sizeof(p->service));
+    if (p->python)
+        pp_collect_set(st->c, p->pid, NULL, 0);   /* its _PyRuntime looked for next */
+    else
+        pp_collect_remove(st->c, p->pid);
+}
+
+/* The folder of this interval told of p once: its container, its command. */
+static void tell(state *st, proc *p)
+{
+    if (!p->placed)
+        place(st, p);
+    p->told = st->gen;
+    if (p->root[0])
+        pp_fold_process_container(st->fold, (int)p->pid, p->ns_pid, p->root);
+    if (p->command[0])
+        pp_fold_process_command(st->fold, (int)p->pid, p->command, p->service);
+}
 
 /* Its frames as the splice wants them, named from the cache (pycode.c).
  * The BPF program may know the process's layout before this side does
@@ -152,6 +217,7 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
     state *st = ctx;
     static pp_pyframe py[PP_BPF_MAX_PY];
     static pp_native_frame nat[512], kern[PP_BPF_MAX_KERNEL];
+    size_t known = st->nprocs;
     proc *p = find_proc(st, (pid_t)s->pid);
     pp_sample ps;
     pp_script_sample out;
@@ -162,6 +228,17 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
         st->failed++;
         return;
     }
+    if (st->host && st->nprocs > known)
+        host_decide(st, p);             /* not seen before: sampled as any process */
+    if (st->host && p->python != 1 && !st->host_all) {
+        st->left_out++;
+        return;
+    }
+    if (st->every && !st->ending && s->time_ns >= st->next_ns &&
+        (!st->stop_ns || st->next_ns < st->stop_ns))
+        rotate(st, s->time_ns);         /* (past -d's end: the last interval's) */
+    if (p->told != st->gen)
+        tell(st, p);
     memset(&ps, 0, sizeof(ps));
     ps.pid = (int32_t)s->pid;
     ps.tid = (int32_t)s->tid;
@@ -200,6 +277,7 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
             parent = find_proc(st, (pid_t)e->ppid);    /* the table may have moved */
             *p = *parent;                              /* the same memory */
             p->pid = (pid_t)e->pid;
+            p->told = 0;                               /* its root is its own */
         }
         st->children++;
         break;
@@ -212,6 +290,8 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
         if (e->kind == PP_BPF_EV_EXEC) {
             memset(p, 0, sizeof(*p));                  /* its _PyRuntime is looked for */
             p->pid = (pid_t)e->pid;
+            if (st->host)
+                host_decide(st, p);
         } else {
             *p = st->procs[--st->nprocs];
         }
@@ -220,14 +300,20 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
 }
 
 /* A process whose Python is not read: why, on stderr, once per reason. */
+#define HOST_LISTED 20              /* -a: refused processes listed, then counted */
+
 static void say_refused(state *st, const proc *p, const char *file, const char *why)
 {
     st->refused++;
-    if (strcmp(why, st->refused_why) == 0)
+    if (st->host ? st->refused > HOST_LISTED : strcmp(why, st->refused_why) == 0)
         return;
     snprintf(st->refused_why, sizeof(st->refused_why), "%s", why);
     fprintf(stderr, "perfpy: the process %d (%s): %s; its Python frames are not read "
-            "(its native frames are)\n", (int)p->pid, file, why);
+            "(its native frames are)\n", (int)p->pid, st->host && p->command[0] ?
+            p->command : file, why);
+    if (st->host && st->refused == HOST_LISTED)
+        fprintf(stderr, "perfpy: more processes whose Python is not read are counted at "
+                "the end, not listed\n");
 }
 
 /* Its pid in its own PID namespace (the last of /proc/PID/status's NSpid),
@@ -262,6 +348,7 @@ static void place(state *st, proc *p)
     ssize_t n;
     int ns = ns_pid_of(p->pid);
 
+    (void)st;
     p->placed = 1;
     if (!ns && !pp_maps_other_root(p->pid))
         return;
@@ -274,7 +361,9 @@ static void place(state *st, proc *p)
     if (n <= 0)
         return;
     root[n] = '\0';
-    pp_fold_process_container(st->fold, (int)p->pid, ns, root);
+    p->ns_pid = ns;
+    snprintf(p->root, sizeof(p->root), "%s", root);
+    p->told = 0;                    /* the folder is told at its next sample */
 }
 
 /* Whether pid's program is named like a Python (a shell or a launcher that
@@ -304,11 +393,16 @@ static void find_runtime(state *st, proc *p)
      * process that never shows a _PyRuntime (gzip, a shell) */
     if (!p->placed)
         place(st, p);
-    if (p->runtime || p->refused || p->looks >= 100)
+    if (p->runtime || p->refused || p->looks >= 100 || (st->host && !p->python))
         return;
-    if (++p->looks == 100 && p->pid == st->pid && runs_python(p->pid))
-        fprintf(stderr, "perfpy: no _PyRuntime in the process %d after 2 s: its Python "
-                "frames are not read (native frames only)\n", (int)p->pid);
+    if (++p->looks == 100 && (p->pid == st->pid || st->host) && runs_python(p->pid)) {
+        if (st->host)
+            say_refused(st, p, p->command, "no _PyRuntime found in it (not a CPython "
+                        "3.8+, or one built without it)");
+        else
+            fprintf(stderr, "perfpy: no _PyRuntime in the process %d after 2 s: its Python "
+                    "frames are not read (native frames only)\n", (int)p->pid);
+    }
     if (pp_maps_read(p->pid, &maps) != 0)
         return;
     if (pp_py_symbol_address(&maps, "_PyRuntime", &runtime, file, sizeof(file)) == 0) {
@@ -327,10 +421,30 @@ static void find_runtime(state *st, proc *p)
     pp_maps_free(&maps);
 }
 
+/* -a: a program that links libpython (python 2) runs Python once its
+ * main interpreter exists; one that never makes it (perf, gdb) is left
+ * out after as many looks as a _PyRuntime gets. */
+static void confirm(state *st, proc *p)
+{
+    uint64_t head = 0;
+
+    if (p->runtime && pp_pyread_peek(p->pid, p->runtime +
+                                     (uint64_t)p->layout.off.runtime_interpreters_head,
+                                     &head, sizeof(head)) == 0 && head) {
+        p->python = 1;
+    } else if (++p->waits >= 100) {
+        p->python = 0;
+        pp_collect_remove(st->c, p->pid);
+    }
+}
+
 static void find_runtimes(state *st)
 {
-    for (size_t i = 0; i < st->nprocs; i++)
+    for (size_t i = 0; i < st->nprocs; i++) {
         find_runtime(st, &st->procs[i]);
+        if (st->procs[i].python == 2)
+            confirm(st, &st->procs[i]);
+    }
 }
 
 static int take(state *st, int timeout_ms)
@@ -400,13 +514,16 @@ static void notes(const state *st, pp_collector *c)
 {
     pp_pycode_stats cs = pp_pycode_stats_of(st->codes);
 
-    if (st->children)
+    if (st->children && !st->host)
         fprintf(stderr, "perfpy: followed %u child process%s of the process %d\n",
                 st->children, st->children == 1 ? "" : "es", (int)st->pid);
     if (st->refused > 1)
         fprintf(stderr, "perfpy: %u processes ran a Python perfpy does not read (the "
                 "reasons are above): their native frames are in the profile, their Python "
                 "frames are not\n", st->refused);
+    if (st->left_out)
+        fprintf(stderr, "perfpy: %llu samples of processes that run no CPython were left "
+                "out (--all-processes keeps them)\n", (unsigned long long)st->left_out);
     if (cs.freed)
         fprintf(stderr, "perfpy: %llu code objects were freed before they could be named: "
                 "their frames are [unknown] (%llu named)\n", (unsigned long long)cs.freed,
@@ -429,41 +546,132 @@ static int program_status(const state *st, int status)
     return WIFEXITED(status) ? WEXITSTATUS(status) : PP_EXIT_FAIL;
 }
 
-static int finish(state *st, pp_profile *prof, const char *format, const char *output,
-                  int status)
+/* The profile of [start_ns, end_ns) (sample clock) made ready to write:
+ * the folder closed, its span in Unix time, its labels. */
+static void seal(state *st, pp_profile *prof, uint64_t start_ns, uint64_t end_ns)
+{
+    pp_fold_close(st->fold);
+    st->fold = NULL;
+    prof->time_unix_ns = (uint64_t)((int64_t)start_ns + st->unix_offset_ns);
+    prof->duration_ns = end_ns > start_ns ? end_ns - start_ns : 0;
+    prof->labelled = st->host || st->nlabels;
+    for (int i = 0; i < st->nlabels; i++) {
+        char *eq = strchr(st->labels[i], '=');
+
+        if (eq) {
+            *eq = '\0';
+            pp_profile_label(prof, st->labels[i], eq + 1);
+            *eq = '=';
+        }
+    }
+}
+
+/* A new profile and folder for samples from now on; 0 or -ENOMEM. */
+static int begin(state *st)
+{
+    if (!(st->prof = calloc(1, sizeof(*st->prof))) || pp_profile_init(st->prof) != 0 ||
+        pp_fold_open(&st->fold, st->prof, &st->fo) != 0)
+        return -ENOMEM;
+    st->prof->period_ns = st->period_ns;
+    st->gen++;                      /* every process is told to it again */
+    return 0;
+}
+
+/* --every: the interval ended (a sample at t, or the clock, is past it):
+ * its profile goes to be written, the interval t falls in begins (those
+ * between, without a sample, make no file). */
+static void rotate(state *st, uint64_t t)
+{
+    pp_profile *done = st->prof;
+
+    seal(st, done, st->start_ns, st->next_ns);
+    st->prof = NULL;
+    pp_every_put(st->every, done);
+    while (t >= st->next_ns) {
+        st->start_ns = st->next_ns;
+        st->next_ns += st->every_ns;
+    }
+    if (begin(st) != 0) {
+        fprintf(stderr, "perfpy: out of memory for the next interval\n");
+        exit(PP_EXIT_FAIL);
+    }
+}
+
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* --every's end: the last interval written, what became of them said. */
+static int finish_every(state *st, const char *dir)
+{
+    pp_every_stats es;
+    uint64_t end = st->t0_ns + (uint64_t)(st->seconds * 1e9);
+
+    seal(st, st->prof, st->start_ns, end > st->next_ns ? st->next_ns : end);
+    pp_every_put(st->every, st->prof);
+    st->prof = NULL;
+    es = pp_every_close(st->every);
+    st->every = NULL;
+    fprintf(stderr, "perfpy: recorded for %.1f s: %llu profiles written to %s",
+            st->seconds, (unsigned long long)es.written, dir);
+    if (es.removed)
+        fprintf(stderr, ", %llu older ones removed (--keep)", (unsigned long long)es.removed);
+    fprintf(stderr, "; perfpy's CPU %.2f s (%.2f%% of one core)\n", cpu_seconds(),
+            st->seconds > 0 ? 100 * cpu_seconds() / st->seconds : 0);
+    if (es.dropped)
+        fprintf(stderr, "perfpy: %llu intervals (%llu samples) could not be written and "
+                "were dropped\n", (unsigned long long)es.dropped,
+                (unsigned long long)es.dropped_samples);
+    return es.dropped || !es.written ? PP_EXIT_FAIL : 0;
+}
+
+static int finish(state *st, const char *format, const char *output, int status)
 {
     pp_report_result rr;
     pp_error e;
     const pp_format *f = pp_format_find(format);
     pp_write_opts wo = {NULL};
-    struct rusage ru;
+    pp_profile *prof = st->prof;
     int rc;
 
-    pp_fold_close(st->fold);
     if (st->have_ks)
         pp_kallsyms_free(&st->ks);
+    if (st->every)
+        return finish_every(st, output);
+    seal(st, prof, st->start_ns, st->start_ns + (uint64_t)(st->seconds * 1e9));
     memset(&rr, 0, sizeof(rr));
     pp__record_say_end(st->stopped, st->seconds, st->attached ? 0 : status);
     if (prof->samples == 0) {     /* nothing to write: said so, not an empty profile */
-        pp__record_say_no_samples(st->attached ? (long)st->pid : 0, st->seconds);
+        if (st->host)
+            fprintf(stderr, "perfpy: no CPython process was sampled in %.1f s: nothing "
+                    "to write\n", st->seconds);
+        else
+            pp__record_say_no_samples(st->attached ? (long)st->pid : 0, st->seconds);
         pp_profile_free(prof);
+        free(prof);
         rc = program_status(st, status);
         return rc ? rc : PP_EXIT_FAIL;
     }
     if (!f || pp_output_write(prof, f, output, &wo, &e) != 0) {
         fprintf(stderr, "perfpy: cannot write %s: %s\n", output, f ? e.message : "unknown format");
         pp_profile_free(prof);
+        free(prof);
         return PP_EXIT_FAIL;
     }
     rr.profile = *prof;
     rr.sample_mode = 1;
     rr.seconds = now_s() - (st->t0 + st->seconds);
-    if (getrusage(RUSAGE_SELF, &ru) == 0)
-        rr.own_cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    rr.own_cpu_s = cpu_seconds();
     snprintf(rr.output, sizeof(rr.output), "%s", output);
     pp_summary_print(stderr, &rr, 10);
     pp_profile_free(prof);
+    free(prof);
     return program_status(st, status);
 }
 
@@ -536,28 +744,136 @@ static int run_program(state *st, char **argv, int *status, double duration)
     }
 }
 
-static int open_all(state *st, pp_profile *prof, const pp_fold_opts *fo, long rate)
+static int open_all(state *st, long rate)
 {
     char why[512];
 
     if (pp_collect_open(&st->c, (int)rate, why, sizeof(why)) != 0) {
-        fprintf(stderr, "perfpy: sample mode cannot sample here (%s): it needs root, or the "
-                "capabilities CAP_BPF and CAP_PERFMON, and a kernel with BPF and BTF; the "
-                "trampoline modes work without them: --mode perf or --mode jit\n", why);
+        if (st->host)
+            fprintf(stderr, "perfpy: record -a cannot sample here (%s): reading every "
+                    "process of the host needs root, or the capabilities CAP_BPF, "
+                    "CAP_PERFMON and CAP_SYS_PTRACE, and a kernel with BPF and BTF\n", why);
+        else
+            fprintf(stderr, "perfpy: sample mode cannot sample here (%s): it needs root, or "
+                    "the capabilities CAP_BPF and CAP_PERFMON, and a kernel with BPF and "
+                    "BTF; the trampoline modes work without them: --mode perf or --mode "
+                    "jit\n", why);
         return PP_EXIT_FAIL;
     }
     st->period_ns = rate > 0 ? (uint64_t)(1e9 / (double)rate + 0.5) : 1;
-    if (pp_profile_init(prof) != 0 || pp_fold_open(&st->fold, prof, fo) != 0 ||
-        pp_unwind_open(&st->u) != 0 || pp_splice_open(&st->sp, NULL) != 0 ||
+    st->rate = rate;
+    if (begin(st) != 0 || pp_unwind_open(&st->u) != 0 || pp_splice_open(&st->sp, NULL) != 0 ||
         pp_pycode_open(&st->codes) != 0) {
         fprintf(stderr, "perfpy: out of memory\n");
         return PP_EXIT_FAIL;
     }
-    prof->period_ns = st->period_ns;
     st->have_ks = pp_kallsyms_load(&st->ks) == 0;
     if (st->have_ks && !pp_kallsyms_usable(&st->ks)) {
         pp_kallsyms_free(&st->ks);      /* addresses hidden: it names nothing */
         st->have_ks = 0;
+    }
+    return 0;
+}
+
+/* ---- -a: the whole host --------------------------------------------------- */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void drop_proc(state *st, size_t i)
+{
+    pp_unwind_forget(st->u, (int)st->procs[i].pid);
+    pp_pycode_forget(st->codes, st->procs[i].pid);
+    st->procs[i] = st->procs[--st->nprocs];
+}
+
+/* A process running when the recording began: kept if it runs a CPython. */
+static void found(pid_t pid, void *ctx)
+{
+    state *st = ctx;
+    size_t known = st->nprocs;
+    proc *p = find_proc(st, pid);
+
+    if (!p || st->nprocs == known)
+        return;                         /* told of already (it exec'd meanwhile) */
+    host_decide(st, p);
+    if (!p->python)
+        drop_proc(st, st->nprocs - 1);
+}
+
+/* What is known of processes that run no CPython (they get no exit event:
+ * they are no targets), once they are gone. */
+static void sweep(state *st)
+{
+    for (size_t i = st->nprocs; i-- > 0;)
+        if (!st->procs[i].python && kill(st->procs[i].pid, 0) != 0 && errno == ESRCH)
+            drop_proc(st, i);
+    st->last_sweep = now_s();
+}
+
+/* Until Ctrl-C, SIGTERM or the duration: the processes that run a CPython
+ * now, and those that exec one later (the BPF program tells each exec). */
+static int host(state *st, unsigned flags, double duration)
+{
+    double end = duration > 0 ? now_s() + duration : 0;
+    int rc;
+    size_t n = 0;
+
+    st->stop_ns = duration > 0 ? st->start_ns + (uint64_t)(duration * 1e9) : 0;
+    st->attached = 1;
+    if ((rc = pp_collect_host(st->c, flags)) != 0) {
+        fprintf(stderr, "perfpy: cannot open a cpu-clock event on each CPU: %s\n",
+                strerror(-rc));
+        return PP_EXIT_FAIL;
+    }
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+    pp_host_each(found, st);
+    for (size_t i = 0; i < st->nprocs; i++)
+        n += st->procs[i].python != 0;
+    fprintf(stderr, "perfpy: recording every CPython process of the host (%zu running now, "
+            "and those that start) in sample mode (%ld Hz per CPU, BPF; nothing installed "
+            "in them); Ctrl-C stops\n", n, st->rate);
+    while (!interrupted && (!end || now_s() < end)) {
+        take(st, 50);
+        find_runtimes(st);
+        /* an interval ends by the clock too, once its samples are read */
+        if (st->every && mono_ns() >= st->next_ns + 50000000ull &&
+            (!st->stop_ns || st->next_ns < st->stop_ns))
+            rotate(st, mono_ns());
+        if (now_s() - st->last_sweep >= 1)
+            sweep(st);
+    }
+    st->stopped = 1;
+    return 0;
+}
+
+/* -a's arguments: EVERY KEEP_FILES KEEP_BYTES ALL_PROCESSES [KEY=VALUE...]. */
+static int host_args(state *st, int argc, char **argv, const char *format, const char *output,
+                     unsigned *flags)
+{
+    double every = strtod(argv[0], NULL);
+    pp_every_opts eo = {.dir = output, .format = pp_format_find(format),
+                        .keep_files = strtol(argv[1], NULL, 10),
+                        .keep_bytes = strtoull(argv[2], NULL, 10)};
+    pp_error e;
+
+    st->host = 1;
+    st->host_all = strcmp(argv[3], "1") == 0;
+    *flags = PP_BPF_HOST_EXEC | (st->host_all ? PP_BPF_HOST_ALL : 0);
+    st->labels = argv + 4;
+    st->nlabels = argc - 4;
+    if (every > 0) {
+        if (!eo.format || pp_every_open(&st->every, &eo, &e) != 0) {
+            fprintf(stderr, "perfpy: %s\n", eo.format ? e.message : "unknown format");
+            return PP_EXIT_FAIL;
+        }
+        st->every_ns = (uint64_t)(every * 1e9);
     }
     return 0;
 }
@@ -601,10 +917,9 @@ static int print_tables(void)
 int main(int argc, char **argv)
 {
     state st;
-    pp_profile prof;
-    pp_fold_opts fo = {0};
     const char *ft = getenv("PERFPY_FREE_THREADED");
     long rate;
+    unsigned flags = 0;
     int rc, status = 0;
 
     if (argc == 2 && strcmp(argv[1], "--check") == 0)
@@ -613,29 +928,45 @@ int main(int argc, char **argv)
         return pp__read_main(argc - 1, argv + 1);      /* read mode: read_main.c */
     if (argc == 2 && strcmp(argv[1], "--tables") == 0)
         return print_tables();
-    if (argc < 10 || (strcmp(argv[8], "--") != 0 && strcmp(argv[8], "-p") != 0)) {
+    if (argc < 10 || (strcmp(argv[8], "--") != 0 && strcmp(argv[8], "-p") != 0 &&
+                      (strcmp(argv[8], "-a") != 0 || argc < 13))) {
         fprintf(stderr, "perfpy-sample is run by `perfpy record --mode sample`\n");
         return PP_EXIT_USAGE;
     }
     memset(&st, 0, sizeof(st));
     rate = strtol(argv[3], NULL, 10);
-    fo.no_native = strcmp(argv[4], "1") == 0;
-    fo.processes = (int)strtol(argv[6], NULL, 10);
-    fo.threads = strcmp(argv[7], "1") == 0;
+    st.fo.no_native = strcmp(argv[4], "1") == 0;
+    st.fo.processes = (int)strtol(argv[6], NULL, 10);
+    st.fo.threads = strcmp(argv[7], "1") == 0;
     st.layout_flags = ft && strcmp(ft, "1") == 0 ? PP_PYLAYOUT_FREE_THREADED : 0;
-    if ((rc = open_all(&st, &prof, &fo, rate)) != 0)
+    if (strcmp(argv[8], "-a") == 0 &&
+        (rc = host_args(&st, argc - 9, argv + 9, argv[1], argv[2], &flags)) != 0)
+        return rc;
+    if ((rc = open_all(&st, rate)) != 0)
         return rc;
     st.t0 = now_s();
-    if (strcmp(argv[8], "-p") == 0)
+    st.t0_ns = st.start_ns = mono_ns();
+    st.next_ns = st.start_ns + st.every_ns;
+    {
+        struct timespec rt;
+
+        clock_gettime(CLOCK_REALTIME, &rt);
+        st.unix_offset_ns = (int64_t)rt.tv_sec * 1000000000ll + rt.tv_nsec -
+                            (int64_t)mono_ns();
+    }
+    if (st.host)
+        rc = host(&st, flags, strtod(argv[5], NULL));
+    else if (strcmp(argv[8], "-p") == 0)
         rc = attach(&st, (pid_t)strtol(argv[9], NULL, 10), rate, strtod(argv[5], NULL));
     else
         rc = run_program(&st, argv + 9, &status, strtod(argv[5], NULL));
     st.seconds = now_s() - st.t0;
     if (rc == 0) {
+        st.ending = 1;              /* what is left goes to the last interval */
         while (take(&st, 0) > 0)
             ;
         notes(&st, st.c);
-        prof.lost = pp_collect_lost(st.c);      /* the summary's "lost events" */
+        st.prof->lost = pp_collect_lost(st.c);  /* the summary's "lost events" */
     }
     pp_collect_close(st.c);
     pp_unwind_close(st.u);
@@ -646,8 +977,12 @@ int main(int argc, char **argv)
         pp_fold_close(st.fold);
         if (st.have_ks)
             pp_kallsyms_free(&st.ks);
-        pp_profile_free(&prof);
+        if (st.prof)
+            pp_profile_free(st.prof);
+        free(st.prof);
+        if (st.every)
+            pp_every_close(st.every);
         return rc;
     }
-    return finish(&st, &prof, argv[1], argv[2], status);
+    return finish(&st, argv[1], argv[2], status);
 }

@@ -383,3 +383,33 @@ void pp_perf_refused_advice(char *buf, size_t cap)
                  "sandbox; Docker/Podman: --cap-add PERFMON, or --security-opt "
                  "seccomp=PROFILE allowing perf_event_open", paranoid);
 }
+
+void pp_program_stem(char *const *argv, char *buf, size_t cap)
+{
+    const char *name = NULL, *slash, *dot;
+
+    for (int i = 1; argv[0] && argv[i]; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-m") == 0 && argv[i + 1]) {
+            name = argv[i + 1];
+            break;
+        }
+        if (strcmp(a, "-c") == 0)
+            break;
+        if (a[0] != '-') {
+            name = a;
+            break;
+        }
+        if ((strcmp(a, "-X") == 0 || strcmp(a, "-W") == 0) && argv[i + 1])
+            i++;
+    }
+    if (!name)
+        name = argv[0] ? argv[0] : "";
+    slash = strrchr(name, '/');
+    name = slash && slash[1] ? slash + 1 : name;
+    dot = strrchr(name, '.');
+    if (dot && strcmp(dot, ".py") == 0)
+        snprintf(buf, cap, "%.*s", (int)(dot - name), name);
+    else
+        snprintf(buf, cap, "%s", name);
+}

@@ -50,6 +50,27 @@ const char *pp_profile_strdup(pp_profile *p, const char *s, size_t len)
     return out;
 }
 
+int pp_profile_label(pp_profile *p, const char *key, const char *value)
+{
+    size_t cap = p->nlabels;
+    const char *k = pp_profile_strdup(p, key, strlen(key));
+    const char *v = pp_profile_strdup(p, value, strlen(value));
+
+    if (!k || !v || pp__grow((void **)&p->labels, &cap, (size_t)p->nlabels + 1,
+                             sizeof(*p->labels)) < 0)
+        return -ENOMEM;
+    p->labels[p->nlabels++] = (pp_label){k, v};
+    return 0;
+}
+
+const pp_process *pp_profile_process(const pp_profile *p, int pid)
+{
+    for (uint32_t i = 0; i < p->nprocs; i++)
+        if (p->procs[i].pid == pid)
+            return &p->procs[i];
+    return NULL;
+}
+
 /* ---- life cycle -------------------------------------------------------- */
 
 int pp_profile_init(pp_profile *p)
@@ -93,6 +114,7 @@ void pp_profile_free(pp_profile *p)
     free(p->stacks);
     free(p->ids);
     free(p->procs);
+    free(p->labels);
     free(p->threads);
     for (size_t i = 0; i < p->log_chunks; i++)
         free(p->log[i]);

@@ -114,7 +114,17 @@ typedef struct pp_process {
     uint64_t samples;
     uint64_t truncated;            /* of its samples, those not unwound to a root */
     uint64_t python;               /* of its samples, those with a Python frame */
+    /* what a profile store labels it with (sample mode says; NULL unknown):
+     * its command line, its service (the script or module it runs), the
+     * root of its container as the host sees it, and its pid there (0) */
+    const char *command, *service, *container;
+    int ns_pid;
 } pp_process;
+
+/* A label every sample of the profile carries (`--label k=v`). */
+typedef struct pp_label {
+    const char *key, *value;       /* in the profile's arena */
+} pp_label;
 
 typedef struct pp_strings pp_strings;   /* private: the string arena */
 typedef struct pp_htab pp_htab;         /* private: an index hash table */
@@ -141,6 +151,16 @@ typedef struct pp_profile {
     pp_process *procs;             /* the processes sampled, most samples first */
     uint32_t nprocs;
 
+    /* What a profile store needs beside the stacks (sample mode sets them):
+     * the span the profile covers in Unix time, and per-sample labels
+     * (labelled: each sample says its pid, thread, process's service and
+     * container, and carries labels[]; pprof writes them) */
+    uint64_t time_unix_ns;         /* when its span began; 0 unknown */
+    uint64_t duration_ns;          /* its length; 0: first to last sample */
+    int labelled;
+    pp_label *labels;
+    uint32_t nlabels;
+
     pp_thread *threads;
     uint32_t nthreads, threads_cap;
     pp_sample_rec **log;           /* the sample log, in chunks of 1 << PP_LOG_CHUNK_BITS */
@@ -159,6 +179,11 @@ void pp_profile_free(pp_profile *p);
 
 /* A copy of s[0..len) in the profile's arena (NUL-terminated), or NULL. */
 const char *pp_profile_strdup(pp_profile *p, const char *s, size_t len);
+
+/* Adds the label key=value to every sample (copied). 0 or -ENOMEM. */
+int pp_profile_label(pp_profile *p, const char *key, const char *value);
+/* The process pid of p->procs, or NULL. */
+const pp_process *pp_profile_process(const pp_profile *p, int pid);
 
 /* The id of the frame (kind, name, file, line), interned: >= 0, or -ENOMEM.
  * file may be NULL. The label is made here: Python frames read

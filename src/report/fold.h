@@ -46,6 +46,12 @@ int pp_fold_close(pp_folder *f);
  * pp_fold_close. 0 or -ENOMEM. */
 int pp_fold_process_container(pp_folder *f, int pid, int ns_pid, const char *root);
 
+/* pid's command line (its root says it instead of its comm: "python3
+ * app.py --port 80 (pid 4613)") and its service (the script or module it
+ * runs), for the labels of its samples. Before pp_fold_close. 0 or
+ * -ENOMEM. */
+int pp_fold_process_command(pp_folder *f, int pid, const char *command, const char *service);
+
 /* Loads a sidecar for pid from a file (tests; the folder loads
  * <lines_dir>/perfpy-<pid>.lines by itself). Replaces what it had. */
 int pp_fold_load_lines(pp_folder *f, int pid, const char *path);

@@ -78,6 +78,8 @@ typedef struct pp__fold_proc {
     uint64_t samples, truncated, python;
     int ns_pid;                  /* its pid in its container (0: none said) */
     char container[128];         /* its container's root ("": not in one) */
+    char command[160];           /* its command line ("": not said) */
+    char service[64];            /* the script or module it runs ("": not said) */
 } pp__fold_proc;
 
 struct pp_folder {

@@ -143,18 +143,38 @@ int64_t pp__fold_thread_of(pp_folder *f, const pp_script_sample *s, int64_t *roo
     return t;
 }
 
-int pp_fold_process_container(pp_folder *f, int pid, int ns_pid, const char *root)
+/* pid's entry, made when it has had no sample yet. */
+static pp__fold_proc *told_proc(pp_folder *f, int pid)
 {
     pp__fold_proc *p = find_proc(f, pid);
     pp_script_sample none;
 
     if (!p) {
         memset(&none, 0, sizeof(none));
-        if (!(p = add_proc(f, pid, &none)))
-            return -ENOMEM;
+        p = add_proc(f, pid, &none);
     }
+    return p;
+}
+
+int pp_fold_process_container(pp_folder *f, int pid, int ns_pid, const char *root)
+{
+    pp__fold_proc *p = told_proc(f, pid);
+
+    if (!p)
+        return -ENOMEM;
     p->ns_pid = ns_pid;
     snprintf(p->container, sizeof(p->container), "%s", root);
+    return 0;
+}
+
+int pp_fold_process_command(pp_folder *f, int pid, const char *command, const char *service)
+{
+    pp__fold_proc *p = told_proc(f, pid);
+
+    if (!p)
+        return -ENOMEM;
+    snprintf(p->command, sizeof(p->command), "%s", command);
+    snprintf(p->service, sizeof(p->service), "%s", service);
     return 0;
 }
 
@@ -167,11 +187,12 @@ static int64_t container_frame(pp_profile *nw, const pp__fold_proc *p)
     return pp_profile_frame(nw, PP_FRAME_MARKER, label, (size_t)n, NULL, 0, 0);
 }
 
-/* "python3 (pid 4609)": the process root's label. */
+/* "python3 (pid 4609)": the process root's label (its command line
+ * instead of its comm when said). */
 static int64_t root_frame(pp_profile *nw, const pp__fold_proc *p)
 {
-    char label[160];
-    const char *comm = p->comm[0] ? p->comm : "[unknown]";
+    char label[256];
+    const char *comm = p->command[0] ? p->command : p->comm[0] ? p->comm : "[unknown]";
     int n = p->pid < 0 ? snprintf(label, sizeof(label), "%s", comm)
             : p->ns_pid ? snprintf(label, sizeof(label), "%s (pid %d, %d in the container)",
                                    comm, p->pid, p->ns_pid)
@@ -295,6 +316,8 @@ static int rebuild(pp_folder *f, int proc_roots)
     rc = name_roots(f, &nw, map, above, proc_roots);
     if (rc == 0)
         rc = copy_stacks(&nw, old, map, above, stack_map);
+    for (uint32_t i = 0; rc == 0 && i < old->nlabels; i++)
+        rc = pp_profile_label(&nw, old->labels[i].key, old->labels[i].value);
     if (rc == 0)
         rc = pp_profile_take_samples(&nw, old, stack_map);
     free(map);
@@ -311,6 +334,9 @@ static int rebuild(pp_folder *f, int proc_roots)
     nw.time_last_ns = old->time_last_ns;
     nw.value = old->value;
     nw.period_ns = old->period_ns;
+    nw.time_unix_ns = old->time_unix_ns;
+    nw.duration_ns = old->duration_ns;
+    nw.labelled = old->labelled;
     memcpy(nw.program, old->program, sizeof(nw.program));
     memcpy(nw.event, old->event, sizeof(nw.event));
     pp_profile_free(old);
@@ -333,6 +359,11 @@ static int name_main_threads(pp_folder *f)
             return -ENOMEM;
     }
     return 0;
+}
+
+static const char *dup(pp_profile *p, const char *s)
+{
+    return pp_profile_strdup(p, s, strlen(s));
 }
 
 static int by_samples(const void *a, const void *b)
@@ -365,6 +396,11 @@ int pp__fold_proc_finish(pp_folder *f)
         o->samples = f->procs[i].samples;
         o->truncated = f->procs[i].truncated;
         o->python = f->procs[i].python;
+        o->ns_pid = f->procs[i].ns_pid;
+        if ((f->procs[i].command[0] && !(o->command = dup(p, f->procs[i].command))) ||
+            (f->procs[i].service[0] && !(o->service = dup(p, f->procs[i].service))) ||
+            (f->procs[i].container[0] && !(o->container = dup(p, f->procs[i].container))))
+            return -ENOMEM;
     }
     p->nprocs = (uint32_t)f->nprocs;
     qsort(p->procs, p->nprocs, sizeof(*p->procs), by_samples);

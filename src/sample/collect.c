@@ -11,6 +11,9 @@
  * and run the BPF program on every CPU for every process. Samples of the
  * program's own CPU time are what the program measures of itself (the
  * distortion test, split_calls.py), and nothing else on the machine pays.
+ * A whole-host recording (pp_collect_host) is the exception: one event
+ * per CPU, at the agents' low rate, since every process is to be sampled
+ * and new ones are found at exec, not followed from a parent.
  * The per-CPU events of the first version were seen 5 to 7.7 points off
  * that split once, in a CI run with other tests beside it; not reproduced
  * since with either kind of event, under two busy loops or a perf record
@@ -82,9 +85,9 @@ static int has_event(const pp_collector *c, pid_t tid)
     return 0;
 }
 
-/* tid's event, inherited by what it starts; 1 opened, 0 the thread is gone,
- * or -errno. */
-static int open_event(pp_collector *c, pid_t pid, pid_t tid)
+/* tid's event, inherited by what it starts (tid -1: cpu's, every task
+ * there); 1 opened, 0 the thread (or the CPU) is gone, or -errno. */
+static int open_event_on(pp_collector *c, pid_t pid, pid_t tid, int cpu)
 {
     struct perf_event_attr a;
     task_event *e;
@@ -109,9 +112,9 @@ static int open_event(pp_collector *c, pid_t pid, pid_t tid)
      * parent's, running at once, then split about 2 x 160 samples of
      * equal CPU time as 132 and 187 (the children test) */
     a.sample_period = 1000000000ull / (uint64_t)(c->freq > 0 ? c->freq : 1);
-    a.inherit = 1;
-    if ((fd = (int)syscall(__NR_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC)) < 0)
-        return errno == ESRCH ? 0 : -errno;
+    a.inherit = tid >= 0;
+    if ((fd = (int)syscall(__NR_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC)) < 0)
+        return errno == ESRCH || errno == ENODEV ? 0 : -errno;
     e = &c->ev[c->nev];
     e->pid = pid;
     e->tid = tid;
@@ -124,6 +127,11 @@ static int open_event(pp_collector *c, pid_t pid, pid_t tid)
     }
     c->nev++;
     return 1;
+}
+
+static int open_event(pp_collector *c, pid_t pid, pid_t tid)
+{
+    return open_event_on(c, pid, tid, -1);
 }
 
 /* An event on every thread of pid: /proc/PID/task read until a pass finds
@@ -294,6 +302,22 @@ void pp_collect_remove(pp_collector *c, pid_t pid)
 
     close_events(c, pid);
     bpf_map__delete_elem(c->skel->maps.targets, &key, sizeof(key), 0);
+}
+
+int pp_collect_host(pp_collector *c, unsigned flags)
+{
+    int rc, opened = 0;
+
+    c->skel->bss->pp_host = flags;
+    for (int cpu = 0; cpu < c->ncpu; cpu++) {       /* offline CPUs: ENODEV, skipped */
+        if ((rc = open_event_on(c, -1, -1, cpu)) < 0) {
+            close_events(c, -1);
+            c->skel->bss->pp_host = 0;
+            return rc;
+        }
+        opened += rc;
+    }
+    return opened ? 0 : -ENODEV;
 }
 
 int pp_collect_poll(pp_collector *c, int timeout_ms, pp_collect_fn fn,

@@ -29,6 +29,11 @@ int pp_collect_add(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t 
  * exec). 0 or -errno. */
 int pp_collect_set(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t runtime);
 void pp_collect_remove(pp_collector *c, pid_t pid);
+/* The whole host (perfpy record -a): a cpu-clock event on each CPU at the
+ * rate asked (samples of whatever runs there, the targets' kept), and
+ * flags (PP_BPF_HOST_*: every exec told and made a target until removed;
+ * processes that are not targets sampled too). 0 or -errno. */
+int pp_collect_host(pp_collector *c, unsigned flags);
 /* Waits up to timeout_ms for records, calls fn on each sample and event_fn
  * (may be NULL) on each event, in the order they happened: a target's
  * children are targets too (PP_BPF_EV_FORK), one that execs is sampled

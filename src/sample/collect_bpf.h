@@ -75,12 +75,23 @@ static inline __u64 pp_bpf_name_id(__s64 hash, __u64 length, const __u64 chars[4
     return h == (__u64)-1 ? 0 : h;
 }
 
+/* A whole-host recording (perfpy record -a, collect.c's pp_collect_host):
+ * what the BPF program does beyond its targets. */
+enum {
+    PP_BPF_HOST_EXEC = 1,           /* every exec makes its process a target (its
+                                       Python not yet known) and is told: user
+                                       space keeps those that run a CPython */
+    PP_BPF_HOST_ALL = 2,            /* processes that are not targets are sampled
+                                       too, without Python frames */
+};
+
 /* A process being sampled forked, exec'd or ended (the BPF program follows
  * its children and stops at its end; user space updates what it knows). */
 enum {
     PP_BPF_EV_FORK = 1,             /* pid is a new process, a child of ppid */
     PP_BPF_EV_EXEC = 2,             /* pid runs another program: no Python frames
-                                       read until user space adds it again */
+                                       read until user space adds it again (with
+                                       PP_BPF_HOST_EXEC: any process) */
     PP_BPF_EV_EXIT = 3,             /* pid ended: no longer sampled */
 };
 

@@ -23,6 +23,12 @@
  * (its pid may be reused). Each tells user space with a small record
  * (pp_bpf_event) in the same ring buffer, after the samples before it.
  *
+ * A whole-host recording (pp_host, set by user space: PP_BPF_HOST_*) runs
+ * it on a cpu-clock event per CPU instead: every exec makes its process a
+ * target until user space, told, finds it runs no CPython; with HOST_ALL
+ * the processes that are not targets are sampled too (native and kernel
+ * frames), the idle task never.
+ *
  * Only reads (bpf_probe_read_user): the program is not changed, stopped or
  * slowed beyond the sample itself. The structure offsets come from user
  * space per process (pyoffsets.h; pylayout.c finds each process's). GPL: the
@@ -56,6 +62,8 @@ struct {
     __type(key, __u32);
     __type(value, __u64);
 } lost SEC(".maps");
+
+__u32 pp_host = 0;                  /* PP_BPF_HOST_*: 0 unless -a */
 
 static __always_inline __u64 rd(__u64 addr, __s32 off)
 {
@@ -199,7 +207,7 @@ int pp_on_sample(struct bpf_perf_event_data *ctx)
     __u64 sp, *l;
     long k;
 
-    if (!t)
+    if (!t && !((pp_host & PP_BPF_HOST_ALL) && tgid))
         return 0;
     s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
     if (!s) {
@@ -248,7 +256,8 @@ int pp_on_sample(struct bpf_perf_event_data *ctx)
                 break;
             s->stack_len += 4096;
         }
-        python_frames(t, task, s);
+        if (t)
+            python_frames(t, task, s);
     }
     bpf_ringbuf_submit(s, 0);
     return 0;
@@ -292,11 +301,13 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(pp_on_exec, struct task_struct *p)
 {
     __u32 tgid = p->tgid;
-    struct pp_bpf_target *t = bpf_map_lookup_elem(&targets, &tgid);
+    struct pp_bpf_target *t = bpf_map_lookup_elem(&targets, &tgid), none = {};
 
-    if (!t)
-        return 0;
-    t->runtime = 0;                 /* another image: its _PyRuntime is elsewhere */
+    if (t)
+        t->runtime = 0;             /* another image: its _PyRuntime is elsewhere */
+    else if (!(pp_host & PP_BPF_HOST_EXEC) ||
+             bpf_map_update_elem(&targets, &tgid, &none, BPF_NOEXIST) != 0)
+        return 0;                   /* (a target of runtime 0 reads no Python frame) */
     tell(PP_BPF_EV_EXEC, tgid, 0);
     return 0;
 }
