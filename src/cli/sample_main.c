@@ -816,6 +816,10 @@ static void sweep(state *st)
     st->last_sweep = now_s();
 }
 
+/* Processes whose native unwinding state is kept (1-3 MB each): a host
+ * runs hundreds; those sampled again after others went make it anew. */
+#define HOST_UNWOUND 64
+
 /* Until Ctrl-C, SIGTERM or the duration: the processes that run a CPython
  * now, and those that exec one later (the BPF program tells each exec). */
 static int host(state *st, unsigned flags, double duration)
@@ -826,6 +830,7 @@ static int host(state *st, unsigned flags, double duration)
 
     st->stop_ns = duration > 0 ? st->start_ns + (uint64_t)(duration * 1e9) : 0;
     st->attached = 1;
+    pp_unwind_limit(st->u, HOST_UNWOUND);
     if ((rc = pp_collect_host(st->c, flags)) != 0) {
         fprintf(stderr, "perfpy: cannot open a cpu-clock event on each CPU: %s\n",
                 strerror(-rc));
@@ -865,6 +870,10 @@ static int host_args(state *st, int argc, char **argv, const char *format, const
 
     st->host = 1;
     st->host_all = strcmp(argv[3], "1") == 0;
+    /* at the agents' rate a host makes 19 samples a second per CPU, 87 KB
+     * each: 8 MB of ring holds seconds of them (32 MB is for one program
+     * at 999 Hz), and its pages count in our memory */
+    setenv("PERFPY_SAMPLE_RING_BYTES", "8388608", 0);
     *flags = PP_BPF_HOST_EXEC | (st->host_all ? PP_BPF_HOST_ALL : 0);
     st->labels = argv + 4;
     st->nlabels = argc - 4;

@@ -19,8 +19,10 @@ typedef struct msym {
 } msym;
 
 struct pp__modsyms {
-    msym *v;
+    msym *v;               /* addresses relative to bias */
     size_t n;
+    uint64_t bias;         /* the load bias of the module it was built from */
+    char *names;           /* the names' own copies */
 };
 
 /* The end of the code section holding sym (at addr, in the module's
@@ -55,16 +57,43 @@ static int cmp_sym(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* The kept symbols' names copied into one block (the ELF data they point
+ * into goes with the Dwfl), addresses made relative to the bias. */
+static int own(pp__modsyms *s)
+{
+    size_t bytes = 0;
+    char *at;
+
+    for (size_t i = 0; i < s->n; i++)
+        bytes += strlen(s->v[i].name) + 1;
+    if (!(s->names = malloc(bytes ? bytes : 1)))
+        return -1;
+    if (s->n && (at = realloc(s->v, s->n * sizeof(*s->v))))
+        s->v = (msym *)at;                  /* the aliases dropped: give back */
+    at = s->names;
+    for (size_t i = 0; i < s->n; i++) {
+        size_t len = strlen(s->v[i].name) + 1;
+        memcpy(at, s->v[i].name, len);
+        s->v[i].name = at;
+        at += len;
+        s->v[i].addr -= s->bias;
+        s->v[i].end -= s->bias;
+    }
+    return 0;
+}
+
 pp__modsyms *pp__modsyms_build(Dwfl_Module *mod)
 {
     pp__modsyms *s = calloc(1, sizeof(*s));
     int total = dwfl_module_getsymtab(mod);
     size_t n = 0;
+    GElf_Addr bias = 0;
 
     if (!s)
         return NULL;
-    if (total <= 1)
+    if (total <= 1 || !dwfl_module_getelf(mod, &bias))
         return s;
+    s->bias = bias;
     s->v = malloc((size_t)total * sizeof(*s->v));
     if (!s->v) {
         free(s);
@@ -91,12 +120,25 @@ pp__modsyms *pp__modsyms_build(Dwfl_Module *mod)
     for (size_t i = 0; i < n; i++)           /* the preferred alias of each address */
         if (s->n == 0 || s->v[s->n - 1].addr != s->v[i].addr)
             s->v[s->n++] = s->v[i];
+    if (own(s) != 0) {
+        pp__modsyms_free(s);
+        return NULL;
+    }
     return s;
 }
 
 const char *pp__modsyms_find(const pp__modsyms *s, uint64_t pc, uint64_t *start)
 {
-    size_t lo = pp__count_le(s->v, s->n, sizeof(*s->v), offsetof(msym, addr), pc);
+    return pp__modsyms_find_at(s, s->bias, pc, start);
+}
+
+const char *pp__modsyms_find_at(const pp__modsyms *s, uint64_t bias, uint64_t pc,
+                                uint64_t *start)
+{
+    size_t lo;
+
+    pc -= bias;
+    lo = pp__count_le(s->v, s->n, sizeof(*s->v), offsetof(msym, addr), pc);
 
     /* the nearest symbol at or below pc; a symbol nested in a larger one
      * that ended before pc hides the larger one (not seen in libc, this
@@ -105,7 +147,7 @@ const char *pp__modsyms_find(const pp__modsyms *s, uint64_t pc, uint64_t *start)
         const msym *m = &s->v[lo - 1];
         if (m->size == 0 ? pc < m->end : pc - m->addr < m->size) {
             if (start)
-                *start = m->addr;
+                *start = m->addr + bias;
             return m->name;
         }
     }
@@ -116,6 +158,7 @@ void pp__modsyms_free(pp__modsyms *s)
 {
     if (s) {
         free(s->v);
+        free(s->names);
         free(s);
     }
 }

@@ -16,13 +16,19 @@
 typedef struct pp__modsyms pp__modsyms;
 
 /* The index of mod's symbols; NULL without memory (callers fall back to
- * dwfl_module_addrinfo). A module without symbols gives an empty index. */
+ * dwfl_module_addrinfo). A module without symbols gives an empty index.
+ * It keeps its own copy of the names and addresses relative to the
+ * module's load bias: it outlives the Dwfl, and serves every process that
+ * maps the same file (unwind.c shares it by build-id: a host runs the
+ * same libpython in many processes). */
 pp__modsyms *pp__modsyms_build(Dwfl_Module *mod);
 /* The name of the function whose range holds pc (a symbol without a size
  * holds everything up to the next one), or NULL; *start (when not NULL)
- * gets its address. Names belong to the module's ELF data: valid while the
- * Dwfl lives. */
+ * gets its address. pc is in the addresses of the module it was built
+ * from; _at: of a module of the same file loaded at bias. */
 const char *pp__modsyms_find(const pp__modsyms *s, uint64_t pc, uint64_t *start);
+const char *pp__modsyms_find_at(const pp__modsyms *s, uint64_t bias, uint64_t pc,
+                                uint64_t *start);
 void pp__modsyms_free(pp__modsyms *s);
 
 #endif

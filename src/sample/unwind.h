@@ -59,6 +59,10 @@ int pp_unwind_open(pp_unwinder **out);
  * frames libdw cannot find are not errors (fewer frames, no WHOLE flag). */
 int pp_unwind(pp_unwinder *u, const pp_sample *s, pp_native_frame *out, size_t cap,
               size_t *n, unsigned *flags);
+/* Keeps at most procs processes' state (256 unless said; the least
+ * recently sampled goes): each holds its own mappings of the files it
+ * maps, 1 to 3 MB, and a whole host may run hundreds of processes. */
+void pp_unwind_limit(pp_unwinder *u, size_t procs);
 /* Drops what is known of pid (it exited, or exec'd). */
 void pp_unwind_forget(pp_unwinder *u, int pid);
 void pp_unwind_close(pp_unwinder *u);
