@@ -172,6 +172,7 @@ static int write_oldest(pp_every *e)
     e->failing = 0;
     snprintf(e->last, sizeof(e->last), "%s", path);
     e->st.written++;
+    e->st.samples += p->samples;
     pp_profile_free(p);
     free(p);
     memmove(e->held, e->held + 1, (--e->nheld) * sizeof(*e->held));

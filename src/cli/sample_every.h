@@ -30,6 +30,7 @@ typedef struct pp_every pp_every;
 
 typedef struct pp_every_stats {
     uint64_t written;               /* files written */
+    uint64_t samples;               /* the samples in them */
     uint64_t removed;               /* files removed to keep the bound */
     uint64_t dropped;               /* intervals never written (held too long) */
     uint64_t dropped_samples;       /* their samples */

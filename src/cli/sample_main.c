@@ -123,6 +123,7 @@ typedef struct state {
     /* -a */
     int host, host_all;            /* the whole host; its non-Python processes too */
     uint64_t left_out;             /* samples of processes that run no CPython */
+    uint64_t taken;                /* samples kept, as the ring gave them */
     char **labels;                 /* KEY=VALUE for every sample */
     int nlabels;
     double last_sweep;
@@ -234,6 +235,7 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
         st->left_out++;
         return;
     }
+    st->taken++;
     if (st->every && !st->ending && s->time_ns >= st->next_ns &&
         (!st->stop_ns || st->next_ns < st->stop_ns))
         rotate(st, s->time_ns);         /* (past -d's end: the last interval's) */
@@ -618,8 +620,9 @@ static int finish_every(state *st, const char *dir)
     st->prof = NULL;
     es = pp_every_close(st->every);
     st->every = NULL;
-    fprintf(stderr, "perfpy: recorded for %.1f s: %llu profiles written to %s",
-            st->seconds, (unsigned long long)es.written, dir);
+    fprintf(stderr, "perfpy: recorded for %.1f s: %llu samples taken, %llu profiles of %llu "
+            "samples written to %s", st->seconds, (unsigned long long)st->taken,
+            (unsigned long long)es.written, (unsigned long long)es.samples, dir);
     if (es.removed)
         fprintf(stderr, ", %llu older ones removed (--keep)", (unsigned long long)es.removed);
     fprintf(stderr, "; perfpy's CPU %.2f s (%.2f%% of one core)\n", cpu_seconds(),
