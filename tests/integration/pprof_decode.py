@@ -11,6 +11,7 @@ prints one JSON object per file: what a profile store reads of it (sample
 types, period, time, duration, each sample's values, labels and function
 names leaf first). The tests and bench/host_cost.py import venv() and
 decode(); the venv (BUILD/pyproto) gets protobuf from PyPI once."""
+import glob
 import gzip
 import json
 import os
@@ -85,20 +86,34 @@ def read(path, cls):
 
 
 def venv(build):
-    """BUILD/pyproto's python, with protobuf (installed from PyPI once)."""
+    """(python, environment) that import protobuf: BUILD/pyproto's venv
+    (protobuf installed from PyPI once), or, where pip reaches no index
+    (the sid root), this python with the protobuf another build's venv
+    holds (the host world's, run first), in its pure-Python form."""
     d = os.path.join(os.path.abspath(build), "pyproto")
     py = os.path.join(d, "bin", "python")
     ok = os.path.exists(py) and subprocess.run(
         [py, "-c", "import google.protobuf"], stderr=subprocess.DEVNULL).returncode == 0
     if not ok:
         subprocess.run([sys.executable, "-m", "venv", "--clear", d], check=True)
-        subprocess.run([py, "-m", "pip", "install", "-q", "protobuf"], check=True)
-    return py
+        ok = subprocess.run([py, "-m", "pip", "install", "-q", "protobuf"]).returncode == 0
+    if ok:
+        return py, None
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    found = sorted(glob.glob(os.path.join(root, "build*", "pyproto", "lib", "python3*",
+                                          "site-packages", "google", "protobuf")))
+    if not found:
+        raise ValueError("protobuf could not be installed (pip) nor found in a build's "
+                         "pyproto venv: run the host world's tests first")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(found[0])),
+               PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION="python")
+    return sys.executable, env
 
 
 def decode(build, paths):
     """{path: what read() gives} from Google's protobuf runtime."""
-    p = subprocess.run([venv(build), os.path.abspath(__file__)] + list(paths),
+    py, env = venv(build)
+    p = subprocess.run([py, os.path.abspath(__file__)] + list(paths), env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True)
     if p.returncode != 0:
