@@ -328,7 +328,7 @@ def main():
     print(text)
     print("(files and the recorder's log: %s)" % r["tmp"], file=sys.stderr)
     if a.write_docs:
-        sample_cost.write_docs(text, "host-soak", "## Whole host, continuously (record -a --every)")
+        sample_cost.write_docs(text, "host-soak", "## Whole host, continuously")
         os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
         with open(os.path.join(HERE, "results", "host-soak.csv"), "w") as f:
             f.write("seconds,cpu_s,rss_mb,hwm_mb\n")
