@@ -120,9 +120,9 @@ class AllProcesses(HostTest):
         be run): every one has a root naming its command line (its tag, the
         script) and pid, a container's under [container ROOT] with its pid
         there, and its stacks in leaf whole (<module> -> serve -> handler ->
-        leaf) for >= 99% of them. Mutation: host_decide never keeps a
-        process started during the recording (p->python = 0 at exec) -> red:
-        the three are missing."""
+        leaf) for >= 99% of them. Mutation: no host_decide at an exec (the
+        process left with p->python = 0) -> red: the three started during it
+        have no root."""
         by_version = {}
         for p in interpreters():
             by_version.setdefault(p.version, p)          # 3.11.2 (Debian), 3.11.7 (pyenv)
@@ -175,8 +175,10 @@ class AllProcesses(HostTest):
     def test_non_python_processes_left_out_unless_asked(self):
         """A busy shell loop is left out of -a's profile, and is in it with
         --all-processes (its root, C frames only); the CPython beside it is
-        in both. Mutation: the BPF program samples every process whatever
-        pp_host says -> red: the shell's root in the first profile."""
+        in both. Mutation: host_decide keeps every process (p->python = 1)
+        -> red: 97 samples of the shell without --all-processes. (The BPF
+        program sampling every process whatever pp_host says is caught by
+        nothing: user space leaves them out too.)"""
         py = interpreters()[0]
         self.service(py.path, 8, "beside-the-shell")
         shell = subprocess.Popen(["/bin/sh", "-c", "while :; do :; done", "sh-loop-tag"],
@@ -314,7 +316,7 @@ class Every(HostTest):
         """--every 1 for 12 s and a plain 12 s recording side by side, of
         the same two busy CPython processes: 12 files whose samples of the
         two add up to those of the one recording within 5% (the two sample
-        at different instants; bench/every_sum.sh runs the 60 s --every 5
+        at different instants; bench/every_sum.py runs the 60 s --every 5
         version)."""
         pys = interpreters()
         svcs = [self.service(pys[i % len(pys)].path, 16, "sum-%d" % i) for i in range(2)]
