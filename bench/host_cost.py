@@ -19,10 +19,13 @@ runtime, tests/integration/pprof_decode.py): samples, and which processes
 are in them (the pid label), against the pids the bench started (a
 container's by its host pid), each short one with the CPU it used (wait4).
 
-The busy processes run at nice 19 and the short ones at nice 10, so other
-work on a shared machine goes first (as SCHED_IDLE they were starved to
-nothing there, and short ones at nice 19 piled up behind the busy ones);
-the recorder runs as any process. The CPUs are kept busy with Python all
+The busy processes run at nice 19 and the short ones at nice 10, all in the
+bench's session, so other work on a shared machine goes first (as
+SCHED_IDLE they were starved to nothing there; short ones at nice 19
+piled up behind the busy ones; and containers in sessions of their own
+each got a session's share of the CPU, the kernel's autogroups, leaving
+the short ones to pile up by the hundred); the recorder runs as any
+process. The CPUs are kept busy with Python all
 the same: the recorder takes its most samples.
 
     bench/host_cost.py [--minutes M] [--every S] [--busy N] [--short N]
@@ -35,6 +38,7 @@ the same: the recorder takes its most samples.
 import argparse
 import glob
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -90,7 +94,8 @@ job(float(sys.argv[1]))
 
 
 def idle():
-    os.nice(19)
+    os.setpgrp()        # killed as a group; the same session (one autogroup: the
+    os.nice(19)         # kernel shares CPU per session first, nice only inside one)
 
 
 def lower():
@@ -131,7 +136,7 @@ class Load:
                 self.busy.append(("%s %s" % (os.path.basename(py), where), p.pid, p))
             else:
                 p = subprocess.Popen([SIDROOT, "container", py, self.rel + "/busy.py", tag],
-                                     preexec_fn=idle, start_new_session=True)
+                                     preexec_fn=idle)
                 self.busy.append(("%s container" % py, None, p, tag))
         time.sleep(3)
         for i, b in enumerate(self.busy):      # a container's python by its tag
@@ -209,6 +214,11 @@ def reading(pid):
             elif line.startswith("VmHWM:"):
                 hwm = int(line.split()[1]) / 1024
     return cpu, rss, hwm
+
+
+def seen_line(said):
+    m = re.search(r"(\d+) CPython processes seen, (\d+) of them sampled", said)
+    return "%s, %s" % m.groups() if m else "?"
 
 
 def slope(points):
@@ -300,6 +310,8 @@ def table(r):
         "| busy processes in the profiles | %d of %d | all |" % (busy_in, len(r["busy"])),
         "| short-lived processes in the profiles | %d of %d | all |" % (len(short_in),
                                                                         len(short)),
+        "| perfpy's own count: CPython processes seen, of them sampled | %s | |" % (
+            seen_line(r["said"])),
         "| short-lived ones missing, their CPU | %s | |" % (
             ", ".join("%.2f s" % s[2] for s in missing[:10]) + (" ..." if len(missing) > 10
                                                                 else "") or "none"),
@@ -318,7 +330,7 @@ def main():
     ap.add_argument("--every", type=float, default=60)
     ap.add_argument("--busy", type=int, default=20)
     ap.add_argument("--short", type=int, default=200)
-    ap.add_argument("--short-cpu", type=float, default=0.25)
+    ap.add_argument("--short-cpu", type=float, default=0.2)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out")
     ap.add_argument("--write-docs", action="store_true")

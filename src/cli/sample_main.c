@@ -91,6 +91,7 @@ typedef struct proc {
     unsigned told;                 /* the folder (st->gen) told of it */
     int python;                    /* -a: 1 runs a CPython, 0 not (left out), 2 links
                                       libpython: left out until its interpreter is */
+    int counted, sampled;          /* -a: counted as seen; as sampled */
     char command[160], service[64];   /* -a: what it runs */
     pp_pylayout layout;            /* its structure offsets, once runtime is found */
     int have_types;
@@ -124,6 +125,7 @@ typedef struct state {
     int host, host_all;            /* the whole host; its non-Python processes too */
     uint64_t left_out;             /* samples of processes that run no CPython */
     uint64_t taken;                /* samples kept, as the ring gave them */
+    uint64_t seen, sampled;        /* CPython processes found; of them, sampled */
     char **labels;                 /* KEY=VALUE for every sample */
     int nlabels;
     double last_sweep;
@@ -161,6 +163,15 @@ static void find_runtime(state *st, proc *p);
 static void place(state *st, proc *p);
 static void rotate(state *st, uint64_t t);
 
+/* -a: a process that runs a CPython, counted once (the summary's "seen"). */
+static void count_seen(state *st, proc *p)
+{
+    if (st->host && p->python == 1 && !p->counted) {
+        p->counted = 1;
+        st->seen++;
+    }
+}
+
 /* -a: whether p runs a CPython (kept as a target, its command line read)
  * or not (no longer a target: left out, unless every process is asked). */
 static void host_decide(state *st, proc *p)
@@ -173,6 +184,7 @@ static void host_decide(state *st, proc *p)
         pp_collect_set(st->c, p->pid, NULL, 0);   /* its _PyRuntime looked for next */
     else
         pp_collect_remove(st->c, p->pid);
+    count_seen(st, p);
 }
 
 /* The folder of this interval told of p once: its container, its command. */
@@ -236,6 +248,10 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
         return;
     }
     st->taken++;
+    if (st->host && !p->sampled) {
+        p->sampled = 1;
+        st->sampled++;
+    }
     if (st->every && !st->ending && s->time_ns >= st->next_ns &&
         (!st->stop_ns || st->next_ns < st->stop_ns))
         rotate(st, s->time_ns);         /* (past -d's end: the last interval's) */
@@ -280,6 +296,8 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
             *p = *parent;                              /* the same memory */
             p->pid = (pid_t)e->pid;
             p->told = 0;                               /* its root is its own */
+            p->counted = p->sampled = 0;
+            count_seen(st, p);
         }
         st->children++;
         break;
@@ -434,6 +452,7 @@ static void confirm(state *st, proc *p)
                                      (uint64_t)p->layout.off.runtime_interpreters_head,
                                      &head, sizeof(head)) == 0 && head) {
         p->python = 1;
+        count_seen(st, p);
     } else if (++p->waits >= 100) {
         p->python = 0;
         pp_collect_remove(st->c, p->pid);
@@ -443,9 +462,11 @@ static void confirm(state *st, proc *p)
 static void find_runtimes(state *st)
 {
     for (size_t i = 0; i < st->nprocs; i++) {
-        find_runtime(st, &st->procs[i]);
-        if (st->procs[i].python == 2)
-            confirm(st, &st->procs[i]);
+        proc *p = &st->procs[i];
+
+        find_runtime(st, p);
+        if (p->python == 2)
+            confirm(st, p);
     }
 }
 
@@ -526,6 +547,10 @@ static void notes(const state *st, pp_collector *c)
     if (st->left_out)
         fprintf(stderr, "perfpy: %llu samples of processes that run no CPython were left "
                 "out (--all-processes keeps them)\n", (unsigned long long)st->left_out);
+    if (st->host)
+        fprintf(stderr, "perfpy: %llu CPython processes seen, %llu of them sampled (a process "
+                "that used less CPU than a period may get no sample)\n",
+                (unsigned long long)st->seen, (unsigned long long)st->sampled);
     if (cs.freed)
         fprintf(stderr, "perfpy: %llu code objects were freed before they could be named: "
                 "their frames are [unknown] (%llu named)\n", (unsigned long long)cs.freed,

@@ -356,7 +356,7 @@ class Every(HostTest):
         self.assertEqual(len(counts["1K"]), 1)
 
     def full_disk(self, free_after):
-        """--every 1 -d 5 into a 64 KiB tmpfs filled up (a private mount
+        """--every 1 -d 5 into a 4 MiB tmpfs filled up (a private mount
         namespace), freed after free_after seconds (None: never): what
         perfpy said, its exit status, the files there at the end."""
         self.service(interpreters()[0].path, 12, "full-disk")
@@ -364,10 +364,10 @@ class Every(HostTest):
         os.makedirs(d)
         os.makedirs(keep)
         free = "(sleep %s; rm -f %s/fill) &" % (free_after, d) if free_after else ""
-        script = ("%s && head -c 1M /dev/zero > %s/fill 2>/dev/null; %s "
+        script = ("%s && head -c 8M /dev/zero > %s/fill 2>/dev/null; %s "
                   "%s record -a --every 1 -d 5 -r 99 -o %s; echo $? > %s/status; "
                   "cp %s/perfpy-* %s/ 2>/dev/null; exit 0"
-                  % (support.tmpfs_over("size=64k", d, d + "-side"), d, free, PERFPY, d,
+                  % (support.tmpfs_over("size=4m", d, d + "-side"), d, free, PERFPY, d,
                      keep, d, keep))
         p = run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
                 timeout=300)
