@@ -105,6 +105,9 @@ def main():
         len(busy), split, whole, 100.0 * (split - whole) / whole if whole else 0))
     print("| exit status: --every, one recording | %d, %d | 0, 0 |" % (every.returncode,
                                                                      single.returncode))
+    lost = [re.search(r"(\d+) samples lost", e) for e in (every.stderr, single_err)]
+    print("| samples lost in the BPF ring: --every, one recording | %s, %s | |" % tuple(
+        m.group(1) if m else "0" for m in lost))
     print("\n(files: %s)" % tmp, file=sys.stderr)
     if every.returncode or single.returncode:
         print(every.stderr[-2000:], single_err[-2000:], file=sys.stderr)

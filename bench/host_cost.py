@@ -19,13 +19,14 @@ runtime, tests/integration/pprof_decode.py): samples, and which processes
 are in them (the pid label), against the pids the bench started (a
 container's by its host pid), each short one with the CPU it used (wait4).
 
-The busy processes run at nice 19 and the short ones at nice 10, all in the
-bench's session, so other work on a shared machine goes first (as
-SCHED_IDLE they were starved to nothing there; short ones at nice 19
-piled up behind the busy ones; and containers in sessions of their own
-each got a session's share of the CPU, the kernel's autogroups, leaving
-the short ones to pile up by the hundred); the recorder runs as any
-process. The CPUs are kept busy with Python all
+The busy processes run at nice 19, all in the bench's session: the kernel
+shares the CPU between sessions first (autogroups), nice only inside one,
+so they take what the machine's other users leave. Each short-lived one
+runs at nice 10 in a session of its own, as a job a host starts would:
+in the bench's session they got so little of its share that they piled up
+by the hundred (load average 150) instead of ending at the rate they
+start. (As SCHED_IDLE the load was starved to nothing on this shared
+machine.) The recorder runs as any process. The CPUs are kept busy with Python all
 the same: the recorder takes its most samples.
 
     bench/host_cost.py [--minutes M] [--every S] [--busy N] [--short N]
@@ -153,7 +154,8 @@ class Load:
         while not self.stop.is_set():
             py = pys[k % len(pys)]
             k += 1
-            p = subprocess.Popen([py, path, str(self.a.short_cpu)], preexec_fn=lower)
+            p = subprocess.Popen([py, path, str(self.a.short_cpu)], preexec_fn=lower,
+                                 start_new_session=True)
             self.short[p.pid] = (os.path.basename(py), time.monotonic())
             p.returncode = 0                    # reaped here, with its rusage
             self.reap(os.WNOHANG)
