@@ -63,13 +63,16 @@ def main():
     one = os.path.join(tmp, "one.pb.gz")
     out = os.path.join(tmp, "every")
     rate = ["-r", str(a.rate)]
+    # both started at once, read at once (neither waits on the other)
     single = subprocess.Popen([perfpy, "record", "-a", "-d", str(a.seconds), "-f", "pprof",
                                "-o", one] + rate, stderr=subprocess.PIPE,
                               universal_newlines=True)
-    every = subprocess.run([perfpy, "record", "-a", "--every", str(a.every), "-d",
-                            str(a.seconds), "-o", out] + rate, stderr=subprocess.PIPE,
-                           universal_newlines=True)
+    every = subprocess.Popen([perfpy, "record", "-a", "--every", str(a.every), "-d",
+                              str(a.seconds), "-o", out] + rate, stderr=subprocess.PIPE,
+                             universal_newlines=True)
+    every.stderr_text = every.communicate()[1]
     single_err = single.communicate()[1]
+    every.stderr = every.stderr_text
     for p in busy:
         p.kill()
         p.wait()
