@@ -96,7 +96,8 @@ def venv(build):
         [py, "-c", "import google.protobuf"], stderr=subprocess.DEVNULL).returncode == 0
     if not ok:
         subprocess.run([sys.executable, "-m", "venv", "--clear", d], check=True)
-        ok = subprocess.run([py, "-m", "pip", "install", "-q", "protobuf"]).returncode == 0
+        ok = subprocess.run([py, "-m", "pip", "install", "-q", "protobuf"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
     if ok:
         return py, None
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
