@@ -83,6 +83,7 @@ typedef struct proc {
     pid_t pid;
     uint64_t runtime;              /* 0 until found in its maps */
     int looks;                     /* times its maps were searched for it */
+    double next_look;              /* -a: not before (a host wakes us often) */
     int waits;                     /* -a: times its interpreter was looked for */
     int refused;                   /* its CPython is not read (pylayout.c said why) */
     int placed;                    /* its container (if any) looked for */
@@ -400,6 +401,14 @@ static int runs_python(pid_t pid)
     return strstr(strrchr(exe, '/') ? strrchr(exe, '/') : exe, "python") != NULL;
 }
 
+static double now_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 /* p's _PyRuntime, once its image (and its libpython) is mapped, and the
  * layout of the CPython it runs. */
 static void find_runtime(state *st, proc *p)
@@ -415,6 +424,11 @@ static void find_runtime(state *st, proc *p)
         place(st, p);
     if (p->runtime || p->refused || p->looks >= 100 || (st->host && !p->python))
         return;
+    /* -a: the ring wakes us at every exec of the host; 100 looks are still
+     * 2 s of a process's start, not 100 wake-ups */
+    if (st->host && now_s() < p->next_look)
+        return;
+    p->next_look = now_s() + 0.02;
     if (++p->looks == 100 && (p->pid == st->pid || st->host) && runs_python(p->pid)) {
         if (st->host)
             say_refused(st, p, p->command, "no _PyRuntime found in it (not a CPython "
@@ -506,13 +520,6 @@ static void on_interrupt(int sig)
     interrupted = 1;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* Attached: until the process ends, the duration passes, or Ctrl-C. */
 static void follow(state *st, double duration)
@@ -886,9 +893,27 @@ static int host(state *st, unsigned flags, double duration)
     return 0;
 }
 
+/* The ring's size for a host: half a second of samples of every CPU (its
+ * samples come without a wake-up and are read every 50 ms), at least 8 MB;
+ * a power of two. At the agents' rate a 2-CPU host makes 38 samples a
+ * second, 87 KB each: 32 MB (one program's, for 999 Hz) would only add to
+ * our memory. */
+static const char *host_ring(long rate)
+{
+    static char buf[32];
+    long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    uint64_t want = (uint64_t)(cpus > 0 ? cpus : 1) * (uint64_t)(rate > 0 ? rate : 1) *
+                    sizeof(struct pp_bpf_sample) / 2, bytes = 8u << 20;
+
+    while (bytes < want && bytes < PP_BPF_RING_BYTES)
+        bytes <<= 1;
+    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)bytes);
+    return buf;
+}
+
 /* -a's arguments: EVERY KEEP_FILES KEEP_BYTES ALL_PROCESSES [KEY=VALUE...]. */
 static int host_args(state *st, int argc, char **argv, const char *format, const char *output,
-                     unsigned *flags)
+                     long rate, unsigned *flags)
 {
     double every = strtod(argv[0], NULL);
     pp_every_opts eo = {.dir = output, .format = pp_format_find(format),
@@ -898,10 +923,7 @@ static int host_args(state *st, int argc, char **argv, const char *format, const
 
     st->host = 1;
     st->host_all = strcmp(argv[3], "1") == 0;
-    /* at the agents' rate a host makes 19 samples a second per CPU, 87 KB
-     * each: 8 MB of ring holds seconds of them (32 MB is for one program
-     * at 999 Hz), and its pages count in our memory */
-    setenv("PERFPY_SAMPLE_RING_BYTES", "8388608", 0);
+    setenv("PERFPY_SAMPLE_RING_BYTES", host_ring(rate), 0);
     *flags = PP_BPF_HOST_EXEC | (st->host_all ? PP_BPF_HOST_ALL : 0);
     st->labels = argv + 4;
     st->nlabels = argc - 4;
@@ -977,7 +999,7 @@ int main(int argc, char **argv)
     st.fo.threads = strcmp(argv[7], "1") == 0;
     st.layout_flags = ft && strcmp(ft, "1") == 0 ? PP_PYLAYOUT_FREE_THREADED : 0;
     if (strcmp(argv[8], "-a") == 0 &&
-        (rc = host_args(&st, argc - 9, argv + 9, argv[1], argv[2], &flags)) != 0)
+        (rc = host_args(&st, argc - 9, argv + 9, argv[1], argv[2], rate, &flags)) != 0)
         return rc;
     if ((rc = open_all(&st, rate)) != 0)
         return rc;

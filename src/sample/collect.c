@@ -329,6 +329,13 @@ int pp_collect_poll(pp_collector *c, int timeout_ms, pp_collect_fn fn,
     c->event_fn = event_fn;
     c->ctx = ctx;
     n = ring_buffer__poll(c->ring, timeout_ms);
+    if (n >= 0 && c->skel->bss->pp_host) {
+        /* a whole host's samples come without a wake-up (sample.bpf.c):
+         * epoll does not report them, so they are read here */
+        int more = ring_buffer__consume(c->ring);
+
+        n = more < 0 ? more : n + more;
+    }
     return n < 0 && n != -EINTR ? n : n < 0 ? 0 : n;
 }
 

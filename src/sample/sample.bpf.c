@@ -259,7 +259,10 @@ int pp_on_sample(struct bpf_perf_event_data *ctx)
         if (t)
             python_frames(t, task, s);
     }
-    bpf_ringbuf_submit(s, 0);
+    /* a whole host's samples wait for user space's next look (its 50 ms
+     * poll, or an event's wake-up): waking it for each one cost more than
+     * reading them */
+    bpf_ringbuf_submit(s, (pp_host & PP_BPF_HOST_EXEC) ? BPF_RB_NO_WAKEUP : 0);
     return 0;
 }
 
