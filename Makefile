@@ -39,7 +39,8 @@ ENGINE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(ENGINE_SRCS))
 #   -> profile (the model both fill and read: frames, stacks, threads, samples)
 # (tests/integration/test_layers.py checks the includes)
 # perfpy-sample's own (libbpf, libelf): not in the CLI's library
-SAMPLER_MAIN := src/cli/sample_main.c src/cli/read_main.c src/cli/sample_host.c
+SAMPLER_MAIN := src/cli/sample_main.c src/cli/read_main.c src/cli/sample_host.c \
+               src/cli/dump_main.c
 CLI_SRCS := $(filter-out src/cli/main.c $(SAMPLER_MAIN),$(wildcard src/cli/*.c))
 CLI_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(CLI_SRCS))
 REPORT_SRCS := $(wildcard src/report/*.c)
@@ -151,7 +152,8 @@ $(BUILD)/libperfpy_bpf.a: $(BUILD)/obj/sample/collect.c.o
 $(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/modsyms.c.o \
                             $(BUILD)/obj/sample/pyread.c.o $(BUILD)/obj/sample/pycode.c.o \
                             $(BUILD)/obj/sample/pystack.c.o $(BUILD)/obj/sample/pylayout.c.o \
-                            $(BUILD)/obj/sample/pyobj.c.o
+                            $(BUILD)/obj/sample/pyobj.c.o $(BUILD)/obj/sample/dump.c.o \
+                            $(BUILD)/obj/sample/dump_ptrace.c.o
 	rm -f $@ && ar rcs $@ $^
 
 $(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(PIPELINE_LIBS)

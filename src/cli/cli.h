@@ -31,6 +31,7 @@ int pp_cmd_record(int argc, char **argv);
 int pp_cmd_report(int argc, char **argv);
 int pp_cmd_jitdump(int argc, char **argv);
 int pp_cmd_doctor(int argc, char **argv);
+int pp_cmd_dump(int argc, char **argv);
 int pp_cmd_exec(int argc, char **argv);    /* internal: record's program shim */
 
 /* "perfpy CMD: MESSAGE\nTry 'perfpy CMD --help'." on stderr; returns 2. */
@@ -69,6 +70,8 @@ int pp_find_libdir_quiet(char *buf, size_t cap);
 int pp_sampler_find(const char *libdir, char *path, size_t cap, char *why, size_t why_cap);
 /* perfpy-sample --read ...: read mode's recorder (read_main.c). */
 int pp__read_main(int argc, char **argv);
+/* perfpy-sample --dump (dump_main.c). */
+int pp__dump_main(int argc, char **argv);
 /* The sentence for a perfpy without it, from pp_sampler_find's path and why. */
 void pp_sampler_absent(const char *path, const char *why, char *buf, size_t cap);
 

@@ -5,6 +5,7 @@
  *   perfpy run     [--mode perf|jit] -- python app.py ...
  *   perfpy report  [-f FORMAT] [-o FILE] perf.data
  *   perfpy jitdump [--list] FILE
+ *   perfpy dump    [--json] [--locals] PID
  *   perfpy doctor  [-- python]
  *
  * Rows without a summary are internal (not listed in --help).
@@ -20,6 +21,7 @@ static const pp_command commands[] = {
     {"run", pp_cmd_run, "run a Python program with the engine active (no perf)"},
     {"report", pp_cmd_report, "write a profile from an existing perf.data"},
     {"jitdump", pp_cmd_jitdump, "check and summarise a jit-<pid>.dump file"},
+    {"dump", pp_cmd_dump, "show what every thread of a running Python program is doing"},
     {"doctor", pp_cmd_doctor, "check perf, permissions, /tmp and the interpreter"},
     {"__exec", pp_cmd_exec, NULL},
 };

@@ -123,6 +123,13 @@ int pp_parse_long(const char *s, long lo, long hi, long *out);
 void pp_help_fold_options(FILE *out, int width);
 
 
+/* perfpy dump [options] PID */
+typedef struct pp_dump_cli {
+    long pid;
+    int json, locals, subprocesses, nonblocking, no_native;
+} pp_dump_cli;
+int pp_dump_parse(int argc, char **argv, pp_dump_cli *o, pp_usage *u);
+
 /* One option of a subcommand, c as getopt_long returns it (its letter, or
  * a long-only code; optarg its value): fills opts and returns
  * PP_PARSED_RUN, or a usage error (pp_usage_set). */

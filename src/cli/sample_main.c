@@ -985,6 +985,8 @@ int main(int argc, char **argv)
         return check();
     if (argc > 1 && strcmp(argv[1], "--read") == 0)
         return pp__read_main(argc - 1, argv + 1);      /* read mode: read_main.c */
+    if (argc > 1 && strcmp(argv[1], "--dump") == 0)
+        return pp__dump_main(argc - 1, argv + 1);      /* perfpy dump: dump_main.c */
     if (argc == 2 && strcmp(argv[1], "--tables") == 0)
         return print_tables();
     if (argc < 10 || (strcmp(argv[8], "--") != 0 && strcmp(argv[8], "-p") != 0 &&

@@ -161,12 +161,14 @@ int pp_pystack_read(pid_t pid, const pp_py_offsets *o, uint64_t runtime, int tid
 
     if (err)
         return err == -ESRCH || err == -EPERM ? err : -EFAULT;
-    while (ts && n < max && n < PP_PYSTACK_THREADS) {
+    while (ts && n < max) {
         pp_pystack_thread *t = &out[n++];
         int32_t tid = 0;
 
         t->tid = 0;
-        if (tid_off >= 0 && rd(pid, ts, o->tstate_thread_id, &self) == 0 &&
+        t->tstate = ts;
+        t->thread_id = rd(pid, ts, o->tstate_thread_id, &self) == 0 ? self : 0;
+        if (tid_off >= 0 && t->thread_id &&
             pp_pyread_peek(pid, self + (uint64_t)tid_off, &tid, sizeof(tid)) == 0)
             t->tid = tid;
         /* 3.8-3.10's frames are objects, freed when they return: one freed

@@ -37,6 +37,8 @@ typedef struct pp_pystack_frame {
 
 typedef struct pp_pystack_thread {
     pid_t tid;                     /* 0: not known */
+    uint64_t thread_id;            /* its pthread_self() (threading's ident) */
+    uint64_t tstate;               /* its PyThreadState */
     size_t n;                      /* frames, innermost first */
     int truncated;                 /* deeper than PP_PYSTACK_DEPTH */
     int whole;                     /* the walk reached the thread's first frame */
@@ -49,7 +51,7 @@ typedef struct pp_pystack_thread {
 int pp_pystack_tid_offset(pid_t pid, const pp_py_offsets *o, uint64_t runtime);
 
 /* The Python stacks of the threads of pid's main interpreter (_PyRuntime at
- * runtime), up to max into out; tid_off from pp_pystack_tid_offset. The
+ * runtime), up to max into out (a list longer than max is cut there); tid_off from pp_pystack_tid_offset. The
  * number of threads, or -errno (-ESRCH: gone; -EPERM: not ours to read;
  * -EFAULT: its memory did not hold what the offsets say). */
 int pp_pystack_read(pid_t pid, const pp_py_offsets *o, uint64_t runtime, int tid_off,

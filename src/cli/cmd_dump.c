@@ -1,0 +1,153 @@
+/*
+ * perfpy dump [--json] [--locals] [--subprocesses] [--nonblocking] PID
+ *
+ * What every thread of a running Python program is doing now: its state
+ * (running, or waiting in which system call) and its stack as a profile
+ * reads it (Python frames at their executing lines, native frames, kernel
+ * frames). The reading is perfpy-sample's (dump_main.c: it links
+ * elfutils); this file parses the options and hands over.
+ */
+#include "cli.h"
+#include "options.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: perfpy dump [options] PID\n"
+            "\n"
+            "Show what every thread of the running Python program PID is doing now:\n"
+            "its name, its state (running, or waiting in which system call) and its\n"
+            "stack: Python frames at their executing lines, the C and kernel frames\n"
+            "under them. Nothing is installed in the program and no code runs in it.\n"
+            "CPython 3.8 to 3.15.\n"
+            "\n"
+            "How it is read (said in the output): every thread is stopped together\n"
+            "with ptrace for as long as its registers, stack and Python frames are\n"
+            "read (about a millisecond; the time is said), then let go. That needs\n"
+            "the right to trace PID: its own user (unless kernel.yama.ptrace_scope\n"
+            "forbids it), or root; root also gets each thread's whole kernel stack\n"
+            "(others the kernel function it waits in). A thread another tracer holds\n"
+            "(a debugger, strace) is read without stopping, without its C frames.\n"
+            "\n"
+            "options:\n"
+            "  -p, --pid PID        the process (default: the operand PID)\n"
+            "  -j, --json           one JSON object on stdout: {\"processes\": [...]}\n"
+            "                       (default: text)\n"
+            "  -l, --locals         each Python frame's local variables: ints, floats,\n"
+            "                       strs, bytes, bools and None by value, other objects\n"
+            "                       by their type (read from memory; default: off)\n"
+            "  -s, --subprocesses   the program's descendants too (default: off)\n"
+            "      --nonblocking    never stop the program, even for a moment (no C\n"
+            "                       frames then; default: off)\n"
+            "      --no-native      Python frames only (default: C and kernel frames too)\n"
+            "  -h, --help           this help\n"
+            "\n"
+            "exit status: 0 read, 1 the process could not be read (no such process,\n"
+            "not a Python, a Python older than 3.8, not permitted, it ended), 2 usage\n"
+            "error\n"
+            "\n"
+            "examples:\n"
+            "  perfpy dump 4242\n"
+            "  perfpy dump --locals --json 4242\n");
+}
+
+static int dump_option(int c, void *opts, pp_usage *u)
+{
+    pp_dump_cli *o = opts;
+
+    switch (c) {
+    case 'p':
+        if (pp_parse_long(optarg, 1, INT_MAX, &o->pid) < 0)
+            return pp_usage_set(u, "--pid needs a process id, not '%s'", optarg);
+        break;
+    case 'j':
+        o->json = 1;
+        break;
+    case 'l':
+        o->locals = 1;
+        break;
+    case 's':
+        o->subprocesses = 1;
+        break;
+    case 'B':
+        o->nonblocking = 1;
+        break;
+    case 'N':
+        o->no_native = 1;
+        break;
+    }
+    return PP_PARSED_RUN;
+}
+
+int pp_dump_parse(int argc, char **argv, pp_dump_cli *o, pp_usage *u)
+{
+    static const struct option opts[] = {
+        {"pid", required_argument, NULL, 'p'},
+        {"json", no_argument, NULL, 'j'},
+        {"locals", no_argument, NULL, 'l'},
+        {"subprocesses", no_argument, NULL, 's'},
+        {"nonblocking", no_argument, NULL, 'B'},
+        {"no-native", no_argument, NULL, 'N'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *operand = NULL;
+    int rc;
+
+    memset(o, 0, sizeof(*o));
+    rc = pp_getopt_each(argc, argv, ":p:jlsh", opts, dump_option, o, u);
+    if (rc != PP_PARSED_RUN)
+        return rc;
+    if (optind < argc) {
+        if ((rc = pp_operand_one(argc, argv, "process id", "perfpy dump PID", &operand, u)) !=
+            PP_PARSED_RUN)
+            return rc;
+        if (o->pid)
+            return pp_usage_set(u, "the process is given twice (-p and an operand)");
+        if (pp_parse_long(operand, 1, INT_MAX, &o->pid) < 0)
+            return pp_usage_set(u, "'%s' is not a process id (perfpy dump PID)", operand);
+    }
+    if (!o->pid)
+        return pp_usage_set(u, "no process given (perfpy dump PID)");
+    return PP_PARSED_RUN;
+}
+
+int pp_cmd_dump(int argc, char **argv)
+{
+    pp_dump_cli o;
+    pp_usage u;
+    char libdir[PATH_MAX], helper[PATH_MAX + 16], why[512], said[1024], pid[32];
+    char *args[9];
+    int rc;
+
+    if ((rc = pp_parsed("dump", pp_dump_parse(argc, argv, &o, &u), &u, help)) >= 0)
+        return rc;
+    if (pp_find_libdir_quiet(libdir, sizeof(libdir)) < 0)
+        libdir[0] = '\0';
+    if (pp_sampler_find(libdir[0] ? libdir : NULL, helper, sizeof(helper), why,
+                        sizeof(why)) != 0) {
+        pp_sampler_absent(helper, why, said, sizeof(said));
+        return pp_fail("perfpy dump reads with perfpy-sample, and %s", said);
+    }
+    snprintf(pid, sizeof(pid), "%ld", o.pid);
+    args[0] = helper;
+    args[1] = "--dump";
+    args[2] = o.json ? "1" : "0";
+    args[3] = o.locals ? "1" : "0";
+    args[4] = o.subprocesses ? "1" : "0";
+    args[5] = o.nonblocking ? "1" : "0";
+    args[6] = o.no_native ? "1" : "0";
+    args[7] = pid;
+    args[8] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    execv(helper, args);
+    return pp_fail("cannot run %s: %s", helper, strerror(errno));
+}

@@ -1,0 +1,141 @@
+/*
+ * A dump: what every thread of a running CPython is doing now, its stack
+ * read from outside as sample mode reads one sample, each thread once.
+ *
+ *   engine (how a thread is read)             what it gives
+ *   ─────────────────────────────             ───────────────────────────────
+ *   ptrace (the process's own user, or        user registers and stack copy
+ *     root): every thread stopped together    of each thread stopped at once,
+ *     for as long as its registers, stack     Python frames (process_vm_readv),
+ *     and Python frames are read              the kernel function it waits in
+ *     (dump_ptrace.c)                         (/proc .../wchan; the whole
+ *                                             kernel stack for root)
+ *   read only (--nonblocking, or ptrace       Python frames and the kernel
+ *     refused: another tracer)                function; no native frames
+ *
+ * A BPF engine (a task iterator: kernel stack, registers and memory of
+ * every thread without stopping it) would fill the same pp_dump_thread.
+ *
+ * Then one way for all (dump.c): each thread's state and system call from
+ * /proc, its Python frames named (pycode.c) at their executing lines, its
+ * native stack unwound (unwind.c), kernel frames named (kallsyms.c), all
+ * spliced (splice.c) and folded (fold.c) exactly as a profile's stack
+ * would read, the frame's local variables (pyobj.c) when asked, and
+ * threading's names of the threads.
+ *
+ * Errors are values with a sentence (pp_error): no such process, not a
+ * Python, a Python older than 3.8, not permitted, gone during the dump.
+ */
+#ifndef PERFPY_SAMPLE_DUMP_H
+#define PERFPY_SAMPLE_DUMP_H
+
+#include "perfpy/error.h"
+#include "profile/profile.h"
+#include "pylayout.h"
+#include "pyobj.h"
+#include "pystack.h"
+#include "sample.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PP_DUMP_KERNEL 64          /* kernel frames kept per thread */
+#define PP_DUMP_STACK (17 * 4096)  /* bytes of a thread's stack copied (as a sample's) */
+#define PP_DUMP_THREADS 1024       /* threads read per process */
+#define PP_DUMP_LOCALS 256         /* locals kept per frame */
+
+typedef enum pp_dump_engine {
+    PP_DUMP_BPF = 0,               /* a BPF task iterator: never stopped (not yet) */
+    PP_DUMP_PTRACE = 1,            /* stopped while its threads are read */
+    PP_DUMP_NONBLOCKING = 2,       /* never stopped, no native frames */
+} pp_dump_engine;
+
+/* One frame of a thread's stack as a profile reads it, leaf first. */
+typedef struct pp_dump_frame {
+    pp_frame_kind kind;            /* Python, native, kernel, or a marker */
+    const char *name;              /* qualname, symbol, "[truncated]" */
+    const char *file;              /* the Python file, or the DSO; "" */
+    int line;                      /* a Python frame's executing line; 0 */
+    size_t first_local, nlocals;   /* its locals: the thread's locals[first..] */
+} pp_dump_frame;
+
+typedef struct pp_dump_thread {
+    pid_t tid;
+    char os_name[16];              /* the kernel's name for it (comm) */
+    char name[64];                 /* threading's name; "" when unknown */
+    char state;                    /* /proc's letter: R running, S, D waiting, T... */
+    int64_t syscall;               /* the system call it is in; -1: none */
+    uint64_t args[6];              /* its arguments */
+    int gil;                       /* 1 holds the GIL, 0 not, -1 unknown */
+    int python;                    /* the interpreter knows it (a thread state) */
+    int native;                    /* its user registers and stack were read */
+    pp_dump_frame *frames;         /* leaf first */
+    size_t nframes;
+    pp_pylocal *locals;
+    size_t nlocals;
+
+    /* what an engine read, before dump.c resolves it */
+    uint64_t regs[PP_SAMPLE_NREGS];
+    unsigned char *stack;          /* from regs[7] (sp), stack_len bytes */
+    size_t stack_len;
+    uint64_t kips[PP_DUMP_KERNEL]; /* kernel ips, leaf first (BPF) */
+    size_t nkernel;
+    char kernel_names[PP_DUMP_KERNEL][64];   /* or their names (/proc), leaf first */
+    size_t nkernel_names;
+    pp_pystack_thread py;          /* its Python frames (py.n 0: none) */
+    size_t py_first_local[PP_PYSTACK_DEPTH], py_nlocals[PP_PYSTACK_DEPTH];
+} pp_dump_thread;
+
+typedef struct pp_dump {
+    pid_t pid;
+    char comm[16];
+    char cmdline[256];             /* its arguments, spaces between */
+    char exe[256];                 /* the file of its _PyRuntime */
+    uint32_t version_hex;          /* its CPython */
+    pp_dump_engine engine;
+    double stopped_ms;             /* how long it was stopped (ptrace; else 0) */
+    double took_ms;                /* the whole dump */
+    pp_dump_thread *threads;       /* in /proc's order: the main thread first */
+    size_t nthreads;
+
+    /* what the engines and the resolver share */
+    pp_maps maps;
+    uint64_t runtime, interp;
+    pp_pylayout layout;
+    pp_pyobj obj;
+    int tid_off;
+    char **strings;                /* names and files of the frames (owned) */
+    size_t nstrings;
+} pp_dump;
+
+typedef struct pp_dump_opts {
+    pp_dump_engine engine;
+    int locals;                    /* read each Python frame's locals */
+    int no_native;                 /* Python frames only */
+} pp_dump_opts;
+
+/* Finds pid's CPython (its _PyRuntime, its layout) and lists its threads;
+ * d is then ready for an engine. 0, or -errno with the sentence in e:
+ * -ESRCH no such process, -EPERM not permitted, -ENOEXEC not a Python,
+ * -ENOTSUP a Python perfpy does not read (older than 3.8, ...). */
+int pp_dump_open(pp_dump *d, pid_t pid, pp_error *e);
+
+/* The ptrace engine (and the non-blocking one): fills each thread's
+ * registers, stack, Python frames and kernel names. 0 or -errno (e). */
+int pp_dump_ptrace(pp_dump *d, const pp_dump_opts *o, pp_error *e);
+
+/* The locals of each of t's Python frames into t->locals (an engine calls
+ * it while the frames are as it read them). 0 or -ENOMEM. */
+int pp_dump_read_locals(pp_dump *d, pp_dump_thread *t);
+
+/* The threads' stacks, states, names and locals as a profile reads them.
+ * 0, or -ENOMEM. */
+int pp_dump_resolve(pp_dump *d, const pp_dump_opts *o);
+
+void pp_dump_free(pp_dump *d);
+
+/* The name of x86_64 system call nr ("futex", "read"), or NULL. */
+const char *pp_dump_syscall_name(int64_t nr);
+
+#endif
