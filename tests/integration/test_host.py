@@ -9,6 +9,7 @@ survived."""
 
 import glob
 import json
+import math
 import os
 import re
 import shutil
@@ -315,9 +316,17 @@ class Every(HostTest):
     def test_intervals_add_up_to_one_recording_of_the_same_load(self):
         """--every 1 for 12 s and a plain 12 s recording side by side, of
         the same two busy CPython processes: 12 files whose samples of the
-        two add up to those of the one recording within 5% (the two sample
-        at different instants; bench/every_sum.py runs the 60 s --every 5
-        version)."""
+        two add up to those of the one recording within 5%, or within three
+        standard deviations of the difference of two samplings where that is
+        more. The two recorders sample at different instants: each of their
+        ticks hits the two processes with probability p (the one recording's
+        share of its ticks), so the difference has variance 2 N (1 - p) for
+        N samples; on an idle machine p is near 1 and the bound is 5%, while
+        under other engineers' load (p 0.2-0.3) the two differed by 6% and
+        11%. bench/every_sum.py runs the 60 s --every 5 version. Mutation:
+        each sample of each interval's first quarter folded twice -> red: 169
+        more samples in the files than in the one recording, bound 98;
+        reverted, green."""
         pys = interpreters()
         svcs = [self.service(pys[i % len(pys)].path, 16, "sum-%d" % i) for i in range(2)]
         pids = {str(s.pid) for s in svcs}
@@ -333,10 +342,15 @@ class Every(HostTest):
         split = sum(s["values"][0] for f in files for s in dec[f]["samples"]
                     if s["labels"]["pid"] in pids)
         whole = sum(s["values"][0] for s in dec[one]["samples"] if s["labels"]["pid"] in pids)
-        note("two busy processes, 12 s: %d samples in 12 files, %d in one recording (%.1f%%)"
-             % (split, whole, 100.0 * (split - whole) / whole if whole else 0))
-        self.assertGreater(whole, 500)
-        self.assertLessEqual(abs(split - whole) * 100, whole * 5)
+        ticks = (os.cpu_count() or 1) * 99 * 12
+        p = min(1.0, whole / ticks)
+        bound = max(0.05 * whole, 3 * math.sqrt(2 * whole * (1 - p)))
+        note("two busy processes, 12 s: %d samples in 12 files, %d in one recording (%+.1f%%; "
+             "their share of the ticks %.2f, bound %.1f%%)" % (
+                 split, whole, 100.0 * (split - whole) / whole if whole else 0, p,
+                 100.0 * bound / whole if whole else 0))
+        self.assertGreater(whole, 300)
+        self.assertLessEqual(abs(split - whole), bound)
 
     def test_keep_bounds_the_directory(self):
         """--keep 2 leaves the two newest files, --keep 1K the newest
