@@ -11,7 +11,8 @@
 #           unwinding as perf does, ELF symbols), and for its BPF collector
 #           clang (the BPF target), bpftool (vmlinux.h, the skeleton) and
 #           libbpf-dev
-#   tests:  python3 (the test driver); strace (the no-shell check); nodejs,
+#   tests:  python3 (the test driver); strace (the no-shell check); tmux
+#           (perfpy top in a terminal); nodejs,
 #           npm, chromium and the node packages of tests/js (the report
 #           format checks)
 #   bench:  valgrind (callgrind's instruction counts), with --bench
@@ -43,6 +44,8 @@ have_cmd bpftool || [ -x /usr/sbin/bpftool ] || need_debs+=(bpftool)
 [ -n "$(PYTHONS= "$(dirname "$0")/find-pythons" 2>/dev/null)" ] || need_debs+=(python3-dev)
 
 [ $tests = 1 ] && { have_cmd strace || need_debs+=(strace); }
+# perfpy top's terminal tests: a real terminal of a given size
+[ $tests = 1 ] && { have_cmd tmux || need_debs+=(tmux); }
 # sample mode's mixed-stack test: numpy's C code under Python frames (Debian's
 # python3)
 [ $tests = 1 ] && { have_deb python3-numpy || need_debs+=(python3-numpy); }

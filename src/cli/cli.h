@@ -32,6 +32,7 @@ int pp_cmd_report(int argc, char **argv);
 int pp_cmd_jitdump(int argc, char **argv);
 int pp_cmd_doctor(int argc, char **argv);
 int pp_cmd_dump(int argc, char **argv);
+int pp_cmd_top(int argc, char **argv);
 int pp_cmd_exec(int argc, char **argv);    /* internal: record's program shim */
 
 /* "perfpy CMD: MESSAGE\nTry 'perfpy CMD --help'." on stderr; returns 2. */

@@ -6,6 +6,7 @@
  *   perfpy report  [-f FORMAT] [-o FILE] perf.data
  *   perfpy jitdump [--list] FILE
  *   perfpy dump    [--json] [--locals] PID
+ *   perfpy top     [-p PID | -- python app.py ...]
  *   perfpy doctor  [-- python]
  *
  * Rows without a summary are internal (not listed in --help).
@@ -22,6 +23,7 @@ static const pp_command commands[] = {
     {"report", pp_cmd_report, "write a profile from an existing perf.data"},
     {"jitdump", pp_cmd_jitdump, "check and summarise a jit-<pid>.dump file"},
     {"dump", pp_cmd_dump, "show what every thread of a running Python program is doing"},
+    {"top", pp_cmd_top, "a live view of a Python program's busiest functions"},
     {"doctor", pp_cmd_doctor, "check perf, permissions, /tmp and the interpreter"},
     {"__exec", pp_cmd_exec, NULL},
 };

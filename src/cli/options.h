@@ -130,6 +130,14 @@ typedef struct pp_dump_cli {
 } pp_dump_cli;
 int pp_dump_parse(int argc, char **argv, pp_dump_cli *o, pp_usage *u);
 
+/* perfpy top [options] (-p PID | -- PROGRAM ARGS...) */
+typedef struct pp_top_cli {
+    long pid, rate;
+    double interval;           /* seconds between redraws */
+    char **argv;               /* the program to start, or NULL */
+} pp_top_cli;
+int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u);
+
 /* One option of a subcommand, c as getopt_long returns it (its letter, or
  * a long-only code; optarg its value): fills opts and returns
  * PP_PARSED_RUN, or a usage error (pp_usage_set). */

@@ -49,6 +49,7 @@
 #include "output/output.h"
 #include "sample_every.h"
 #include "sample_host.h"
+#include "top_view.h"
 #include "report/fold.h"
 #include "report/report.h"
 #include "sample/collect.h"
@@ -136,6 +137,11 @@ typedef struct state {
     uint64_t t0_ns;                /* when it began (sample clock) */
     int64_t unix_offset_ns;        /* Unix time - sample clock (CLOCK_MONOTONIC) */
     int ending;                    /* no new interval: the last takes what is left */
+    /* perfpy top: each interval (every_ns) shown, not written */
+    int top_mode;
+    pp_top *top;                   /* the view, opened at the first tick */
+    char top_title[256], top_how[192];
+    uint64_t top_lost;             /* lost samples already shown */
 } state;
 
 static proc *find_proc(state *st, pid_t pid)
@@ -163,6 +169,9 @@ static proc *find_proc(state *st, pid_t pid)
 static void find_runtime(state *st, proc *p);
 static void place(state *st, proc *p);
 static void rotate(state *st, uint64_t t);
+static void top_tick(state *st);
+static void top_end(state *st);
+static uint64_t mono_ns(void);
 
 /* -a: a process that runs a CPython, counted once (the summary's "seen"). */
 static void count_seen(state *st, proc *p)
@@ -533,6 +542,8 @@ static void follow(state *st, double duration)
            (kill(st->pid, 0) == 0 || errno == EPERM)) {
         take(st, 20);
         find_runtimes(st);
+        if (st->top_mode)
+            top_tick(st);
     }
     st->stopped = interrupted || (end && now_s() >= end);
     /* its children stop being sampled with it: the map is freed on close */
@@ -631,6 +642,83 @@ static void rotate(state *st, uint64_t t)
     }
 }
 
+/* perfpy top: the view opened once the program is followed (what went
+ * wrong before is said on the normal screen), its keys read, and each
+ * interval shown once it is over, the next begun. */
+static void top_tick(state *st)
+{
+    uint64_t now = mono_ns(), lost;
+    pp_top_counts c = {0, 0, 0, 0};
+
+    if (!st->top && pp_top_open(&st->top, st->top_title, st->top_how) != 0) {
+        fprintf(stderr, "perfpy: out of memory\n");
+        exit(PP_EXIT_FAIL);
+    }
+    if (pp_top_keys(st->top) == PP_TOP_QUIT)
+        interrupted = 1;
+    if (now < st->next_ns)
+        return;
+    seal(st, st->prof, st->start_ns, now);
+    lost = pp_collect_lost(st->c);
+    c.seconds = (double)(now - st->start_ns) / 1e9;
+    c.lost = lost - st->top_lost;
+    st->top_lost = lost;
+    for (size_t i = 0; i < st->nprocs; i++) {
+        unsigned n = pp_top_threads_of(st->procs[i].pid);
+
+        c.threads += n;
+        c.processes += n > 0;
+    }
+    pp_top_show(st->top, st->prof, &c);
+    pp_profile_free(st->prof);
+    free(st->prof);
+    st->prof = NULL;
+    st->start_ns = now;
+    while (st->next_ns <= now)      /* on the grid: a late wake-up does not drift */
+        st->next_ns += st->every_ns;
+    if (begin(st) != 0) {
+        pp_top_close(st->top);
+        fprintf(stderr, "perfpy: out of memory for the next interval\n");
+        exit(PP_EXIT_FAIL);
+    }
+}
+
+/* What top's first lines say: what it watches, and how. */
+static void top_names(state *st, char **what, long rate)
+{
+    char cmd[200] = "", path[64];
+    int fd;
+    ssize_t n = 0;
+
+    if (strcmp(what[0], "-p") == 0) {
+        snprintf(path, sizeof(path), "/proc/%ld/cmdline", strtol(what[1], NULL, 10));
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+            n = read(fd, cmd, sizeof(cmd) - 1);
+            close(fd);
+        }
+        for (ssize_t i = 0; i < n - 1; i++)
+            if (!cmd[i])
+                cmd[i] = ' ';
+        cmd[n > 0 ? n : 0] = '\0';
+        snprintf(st->top_title, sizeof(st->top_title), "process %s: %s", what[1], cmd);
+    } else {
+        size_t len = 0;
+
+        for (int i = 1; what[i] && len < sizeof(st->top_title) - 1; i++)
+            len += (size_t)snprintf(st->top_title + len, sizeof(st->top_title) - len, "%s%s",
+                                    i > 1 ? " " : "", what[i]);
+    }
+    snprintf(st->top_how, sizeof(st->top_how), "sample mode (BPF, %ld Hz per busy thread, "
+             "CPU time; nothing installed in the program)", rate);
+}
+
+/* The terminal as it was, before anything more is said on it. */
+static void top_end(state *st)
+{
+    pp_top_close(st->top);
+    st->top = NULL;
+}
+
 static double cpu_seconds(void)
 {
     struct rusage ru;
@@ -679,6 +767,11 @@ static int finish(state *st, const char *format, const char *output, int status)
         pp_kallsyms_free(&st->ks);
     if (st->every)
         return finish_every(st, output);
+    if (st->top_mode) {             /* shown as it went: nothing to write */
+        pp_profile_free(prof);
+        free(prof);
+        return program_status(st, status);
+    }
     seal(st, prof, st->start_ns, st->start_ns + (uint64_t)(st->seconds * 1e9));
     memset(&rr, 0, sizeof(rr));
     pp__record_say_end(st->stopped, st->seconds, st->attached ? 0 : status);
@@ -733,8 +826,9 @@ static int attach(state *st, pid_t pid, long rate, double duration)
             if (pp_collect_add(st->c, tree[i].pid, NULL, 0) == 0)
                 st->children++;
         }
-    fprintf(stderr, "perfpy: recording the process %d in sample mode (%ld Hz, BPF; "
-            "nothing installed in it); Ctrl-C stops\n", (int)pid, rate);
+    if (!st->top_mode)
+        fprintf(stderr, "perfpy: recording the process %d in sample mode (%ld Hz, BPF; "
+                "nothing installed in it); Ctrl-C stops\n", (int)pid, rate);
     follow(st, duration);
     return 0;
 }
@@ -760,10 +854,18 @@ static int run_program(state *st, char **argv, int *status, double duration)
     if (write(go, "g", 1) != 1)
         kill(st->pid, SIGKILL);
     close(go);
-    fprintf(stderr, "perfpy: recording %s in sample mode (BPF; nothing installed in the "
-            "program)\n", argv[0]);
+    if (!st->top_mode)
+        fprintf(stderr, "perfpy: recording %s in sample mode (BPF; nothing installed in the "
+                "program)\n", argv[0]);
     for (;;) {
         pid_t w = waitpid(st->pid, status, WNOHANG);
+
+        /* top's q or SIGTERM: the terminal back, then the program ended
+         * as -d ends it */
+        if (st->top_mode && w == 0 && interrupted && !end) {
+            top_end(st);
+            end = now_s();
+        }
 
         /* past the duration: SIGINT, as on Ctrl-C, then SIGTERM and
          * SIGKILL RECORD_GRACE seconds apart if it goes on */
@@ -774,6 +876,8 @@ static int run_program(state *st, char **argv, int *status, double duration)
         }
         find_runtimes(st);
         take(st, w == 0 ? 20 : 0);
+        if (st->top_mode && w == 0 && !end)
+            top_tick(st);
         if (w == st->pid || (w < 0 && errno != EINTR))
             return 0;
     }
@@ -784,7 +888,11 @@ static int open_all(state *st, long rate)
     char why[512];
 
     if (pp_collect_open(&st->c, (int)rate, why, sizeof(why)) != 0) {
-        if (st->host)
+        if (st->top_mode)
+            fprintf(stderr, "perfpy: perfpy top samples in sample mode, which cannot sample "
+                    "here (%s): it needs root, or the capabilities CAP_BPF and CAP_PERFMON, "
+                    "and a kernel with BPF and BTF\n", why);
+        else if (st->host)
             fprintf(stderr, "perfpy: record -a cannot sample here (%s): reading every "
                     "process of the host needs root, or the capabilities CAP_BPF, "
                     "CAP_PERFMON and CAP_SYS_PTRACE, and a kernel with BPF and BTF\n", why);
@@ -980,6 +1088,7 @@ int main(int argc, char **argv)
     long rate;
     unsigned flags = 0;
     int rc, status = 0;
+    double top_every = 0;
 
     if (argc == 2 && strcmp(argv[1], "--check") == 0)
         return check();
@@ -989,6 +1098,14 @@ int main(int argc, char **argv)
         return pp__dump_main(argc - 1, argv + 1);      /* perfpy dump: dump_main.c */
     if (argc == 2 && strcmp(argv[1], "--tables") == 0)
         return print_tables();
+    if (argc > 2 && strcmp(argv[1], "--top") == 0) {
+        /* perfpy top: --top INTERVAL, then a recording's arguments */
+        top_every = strtod(argv[2], NULL);
+        argc -= 2;
+        argv += 2;
+        if (top_every <= 0 || (argc > 8 && strcmp(argv[8], "-a") == 0))
+            argc = 0;                   /* refused below */
+    }
     if (argc < 10 || (strcmp(argv[8], "--") != 0 && strcmp(argv[8], "-p") != 0 &&
                       (strcmp(argv[8], "-a") != 0 || argc < 13))) {
         fprintf(stderr, "perfpy-sample is run by `perfpy record --mode sample`\n");
@@ -996,6 +1113,13 @@ int main(int argc, char **argv)
     }
     memset(&st, 0, sizeof(st));
     rate = strtol(argv[3], NULL, 10);
+    if (top_every > 0) {
+        st.top_mode = 1;
+        st.every_ns = (uint64_t)(top_every * 1e9);
+        top_names(&st, argv + 8, rate);
+        signal(SIGTERM, on_interrupt);
+        signal(SIGHUP, on_interrupt);
+    }
     st.fo.no_native = strcmp(argv[4], "1") == 0;
     st.fo.processes = (int)strtol(argv[6], NULL, 10);
     st.fo.threads = strcmp(argv[7], "1") == 0;
@@ -1022,6 +1146,7 @@ int main(int argc, char **argv)
     else
         rc = run_program(&st, argv + 9, &status, strtod(argv[5], NULL));
     st.seconds = now_s() - st.t0;
+    top_end(&st);
     if (rc == 0) {
         st.ending = 1;              /* what is left goes to the last interval */
         while (take(&st, 0) > 0)

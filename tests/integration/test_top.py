@@ -1,0 +1,326 @@
+"""perfpy top: a live view of a running program, in a real terminal.
+
+In tmux (80x24 and 200x50): `perfpy top -p PID` of a program whose main
+thread burns its CPU in hot_function shows hot_function first within 3 s,
+the keys change the view (threads, total), q quits within 1 s, the terminal
+is as before (`stty -a` the same, the normal screen back), and the program
+goes on (its own count advancing). Ctrl-C and SIGTERM restore the terminal
+too; a terminal too small gets what fits. Not a terminal: one plain table
+per interval, on every interpreter of the world. With -- PROGRAM, top
+started the program and ends it when it quits. Bad input: a pid that does
+not exist.
+"""
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import time
+
+from support import BUILD, PERFPY, ROOT, TempDirTest, interpreters, note, run
+
+SAMPLER = os.path.join(BUILD, "perfpy-sample")
+TARGET = os.path.join(ROOT, "tests", "integration", "programs", "top_target.py")
+# a row of the functions table: "  97.0%  100.0%       24       24  hot_function (...)"
+ROW = re.compile(r"^ *([\d.]+)% +([\d.]+)% +(\d+) +(\d+)  (.*)$")
+
+
+def sample_mode_here():
+    return os.geteuid() == 0 and run([SAMPLER, "--check"]).returncode == 0
+
+
+class TopTest(TempDirTest):
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.exists(SAMPLER):
+            self.skipTest("perfpy top is in perfpy-sample, not built here (clang, bpftool, "
+                          "libbpf-dev, libdw-dev)")
+        if not sample_mode_here():
+            self.skipTest("perfpy top samples in sample mode: needs root and BPF here")
+        self.targets = []
+
+    def tearDown(self):
+        for p in self.targets:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        super().tearDown()
+
+    def target(self, py=None):
+        py = py or interpreters()[-1]
+        status = os.path.join(self.tmp, "status-%d" % len(self.targets))
+        p = subprocess.Popen([py.path, TARGET, status], stdout=subprocess.DEVNULL)
+        self.targets.append(p)
+        self.count(status)
+        return p, status
+
+    def count(self, status, after=-1, wait=10):
+        end = time.monotonic() + wait
+        while time.monotonic() < end:
+            try:
+                with open(status) as f:
+                    n = int(f.read())
+                if n > after:
+                    return n
+            except (FileNotFoundError, ValueError):
+                pass
+            time.sleep(0.05)
+        raise AssertionError("the program's count did not pass %d in %s s" % (after, wait))
+
+
+class Tmux:
+    """A tmux server of our own (its own socket) with one window of the
+    given size running perfpy top under sh, which records `stty -a` before
+    and after, top's pid and its exit status."""
+
+    made = 0
+
+    def __init__(self, test, cols, rows, args):
+        Tmux.made += 1
+        self.dir = os.path.join(test.tmp, "tmux-%d" % Tmux.made)
+        os.makedirs(self.dir)
+        self.socket = "pptest-%d-%d" % (os.getpid(), Tmux.made)
+        script = os.path.join(self.dir, "run.sh")
+        with open(script, "w") as f:
+            # the shell outlives a Ctrl-C (its trap runs once top has ended)
+            f.write("#!/bin/sh\ncd %s\ntrap true INT\nstty -a > before\n"
+                    "sh -c 'echo $$ > pid; exec \"$@\"' sh %s top %s\n"
+                    "echo $? > rc.new; mv rc.new rc\nstty -a > after\nsleep 600\n"
+                    % (self.dir, PERFPY, " ".join(args)))
+        os.chmod(script, 0o755)
+        self.t0 = time.monotonic()
+        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "top", "-x", str(cols),
+                  "-y", str(rows), script)
+
+    def tmux(self, *args):
+        return run(["tmux", "-L", self.socket] + list(args), check=True, timeout=30).stdout
+
+    def screen(self):
+        return self.tmux("capture-pane", "-p", "-t", "top").rstrip("\n").split("\n")
+
+    def keys(self, *keys):
+        self.tmux("send-keys", "-t", "top", *keys)
+
+    def alternate(self):
+        return self.tmux("display-message", "-p", "-t", "top", "#{alternate_on}").strip()
+
+    def file(self, name):
+        try:
+            with open(os.path.join(self.dir, name)) as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+
+    def wait_for(self, check, wait, what):
+        end = time.monotonic() + wait
+        while time.monotonic() < end:
+            got = check()
+            if got:
+                return got
+            time.sleep(0.05)
+        raise AssertionError("%s: not within %s s; the screen:\n%s"
+                             % (what, wait, "\n".join(self.screen())))
+
+    def ended(self, wait):
+        """top's exit status, once it wrote it (and stty's after)."""
+        t0 = time.monotonic()
+        self.wait_for(lambda: self.file("rc") is not None and self.file("after"), wait,
+                      "perfpy top ended")
+        return int(self.file("rc")), time.monotonic() - t0
+
+    def close(self):
+        run(["tmux", "-L", self.socket, "kill-server"], timeout=30)
+
+
+def hot_first(screen, name="hot_function "):
+    """The first row of the functions table, when it is hot_function's."""
+    rows = [ROW.match(l) for l in screen]
+    rows = [m for m in rows if m]
+    return rows[0] if rows and rows[0].group(5).startswith(name) else None
+
+
+class Terminal(TopTest):
+
+    def setUp(self):
+        super().setUp()
+        if not shutil.which("tmux"):
+            self.fail("tmux is missing (scripts/deps.sh --tests installs it)")
+
+    def test_q_at_80x24_and_200x50(self):
+        for cols, rows in ((80, 24), (200, 50)):
+            with self.subTest(size="%dx%d" % (cols, rows)):
+                target, status = self.target()
+                t = Tmux(self, cols, rows, ["-p", str(target.pid)])
+                try:
+                    t.wait_for(lambda: hot_first(t.screen()), 3, "hot_function first")
+                    shown = time.monotonic() - t.t0
+                    screen = t.screen()
+                    self.assertLessEqual(len(screen), rows)
+                    self.assertTrue(all(len(l) <= cols for l in screen), screen)
+                    self.assertTrue(screen[0].startswith("perfpy top: process %d: "
+                                                         % target.pid), screen)
+                    self.assertIn("sample mode (BPF", screen[1])
+                    self.assertRegex(screen[2], r"samples \(\d+/s\), \d+ lost; 1 process, "
+                                     r"2 threads")
+                    self.assertEqual(t.alternate(), "1")
+                    # the threads view: MainThread, busiest, in hot_function
+                    t.keys("h")
+                    t.wait_for(lambda: any(re.search(r"MainThread +hot_function", l)
+                                           for l in t.screen()), 3, "the threads view")
+                    t.keys("h", "t")
+                    t.wait_for(lambda: any(l.lstrip().startswith("own%  TOTAL%")
+                                           for l in t.screen()), 3, "sorted by total")
+                    before = self.count(status)
+                    t.keys("q")
+                    rc, took = t.ended(5)
+                    self.assertEqual(rc, 0)
+                    self.assertLess(took, 1.0)
+                    self.assertEqual(t.file("after"), t.file("before"))
+                    self.assertEqual(t.alternate(), "0")
+                    self.assertIsNone(target.poll())
+                    self.count(status, after=before)
+                    note("%dx%d: hot_function first %.1f s after start; q ended top in "
+                         "%.2f s; stty -a the same" % (cols, rows, shown, took))
+                finally:
+                    t.close()
+                target.kill()
+                target.wait()
+
+    def test_ctrl_c_and_sigterm_restore_the_terminal(self):
+        for how in ("C-c", "SIGTERM"):
+            with self.subTest(how=how):
+                target, status = self.target()
+                t = Tmux(self, 80, 24, ["-p", str(target.pid)])
+                try:
+                    t.wait_for(lambda: hot_first(t.screen()), 10, "hot_function first")
+                    if how == "C-c":
+                        t.keys("C-c")
+                    else:
+                        os.kill(int(t.file("pid")), signal.SIGTERM)
+                    rc, took = t.ended(5)
+                    self.assertEqual(rc, 0)
+                    self.assertEqual(t.file("after"), t.file("before"))
+                    self.assertEqual(t.alternate(), "0")
+                    self.assertIsNone(target.poll())
+                finally:
+                    t.close()
+                target.kill()
+                target.wait()
+
+    def test_a_terminal_too_small_gets_what_fits(self):
+        target, status = self.target()
+        t = Tmux(self, 40, 8, ["-p", str(target.pid)])
+        try:
+            # the function's name cut at the width: "hot_f"
+            t.wait_for(lambda: hot_first(t.screen(), "hot_f"), 10, "hot_function first")
+            screen = t.screen()
+            self.assertLessEqual(len(screen), 8)
+            self.assertTrue(all(len(l) <= 40 for l in screen), screen)
+            self.assertTrue(screen[0].startswith("perfpy top: process"), screen)
+            t.keys("q")
+            rc, took = t.ended(5)
+            self.assertEqual(rc, 0)
+            self.assertEqual(t.file("after"), t.file("before"))
+        finally:
+            t.close()
+
+
+def seconds(counts):
+    """The interval's length its counts line gives ("1.0 s: 97 samples ...")."""
+    m = re.match(r"^(\d+\.\d) s: \d+ samples", counts)
+    assert m, counts
+    return float(m.group(1))
+
+
+def tables(text):
+    """The plain tables: [(counts line, [rows])]."""
+    out = []
+    for block in text.split("\n\n"):
+        lines = block.strip("\n").split("\n")
+        if len(lines) >= 3 and lines[0].startswith("perfpy top: "):
+            out.append((lines[1], [ROW.match(l) for l in lines[3:] if ROW.match(l)]))
+    return out
+
+
+class Plain(TopTest):
+
+    def read_tables(self, p, want, wait=30):
+        """What p wrote once it holds want tables (p.stdout a pipe of bytes)."""
+        data, end = b"", time.monotonic() + wait
+        while time.monotonic() < end and len(tables(data.decode(errors="replace"))) < want:
+            ready, _, _ = select.select([p.stdout], [], [], 0.1)
+            if ready:
+                chunk = os.read(p.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                data += chunk
+        return data.decode(errors="replace")
+
+    def test_one_table_per_interval_every_interpreter(self):
+        done = 0
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                target, status = self.target(py)
+                p = subprocess.Popen([PERFPY, "top", "-p", str(target.pid)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                text = self.read_tables(p, 3)
+                p.send_signal(signal.SIGTERM)
+                out, err = p.communicate(timeout=10)
+                text += out.decode(errors="replace")
+                err = err.decode(errors="replace")
+                self.assertEqual(p.returncode, 0, err)
+                self.assertEqual(err, "")
+                self.assertNotIn("\x1b", text)
+                got = tables(text)
+                self.assertGreaterEqual(len(got), 3, text)
+                # every full interval: hot_function first, most of the own share
+                for counts, rows in got[1:3]:
+                    # an interval on the 1 s grid, as the loaded machine let it be
+                    self.assertTrue(0.5 <= seconds(counts) <= 2.0, counts)
+                    self.assertTrue(rows[0].group(5).startswith("hot_function (%s)" % TARGET),
+                                    rows[0].group(0))
+                    self.assertGreater(float(rows[0].group(1)), 50.0, rows[0].group(0))
+                    self.assertLessEqual(len(rows), 20)
+                self.assertIsNone(target.poll())
+                note("%s: hot_function %s%% own in the second interval" %
+                     (py.label, got[1][1][0].group(1)))
+                target.kill()
+                target.wait()
+                done += 1
+        self.assertGreater(done, 0)
+
+    def test_a_program_it_starts_ends_with_it(self):
+        status = os.path.join(self.tmp, "status")
+        p = subprocess.Popen([PERFPY, "top", "-i", "0.5", "--", interpreters()[-1].path,
+                              TARGET, status], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.targets.append(p)
+        text = self.read_tables(p, 3)
+        self.assertTrue(0.2 <= seconds(tables(text)[1][0]) <= 1.0, tables(text)[1][0])
+        self.assertTrue(tables(text)[1][1][0].group(5).startswith("hot_function "), text)
+        child = [int(x) for x in run(["pgrep", "-P", str(p.pid)]).stdout.split()]
+        self.assertEqual(len(child), 1)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=20)
+        err = err.decode(errors="replace")
+        self.assertEqual(p.returncode, 0, err)
+        # it was sent SIGINT: KeyboardInterrupt, the program gone
+        self.assertIn("KeyboardInterrupt", err)
+        self.assertFalse(os.path.exists("/proc/%d" % child[0]))
+
+
+class BadInput(TopTest):
+
+    def test_a_pid_that_does_not_exist(self):
+        pid = 4194304 - 7
+        p = run([PERFPY, "top", "-p", str(pid)])
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stdout, "")
+        self.assertEqual(p.stderr.splitlines(),
+                         ["perfpy: no process %d: it does not exist (or has ended)" % pid])
+
+    def test_nothing_to_watch(self):
+        p = run([PERFPY, "top"])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("nothing to watch", p.stderr)
