@@ -68,6 +68,7 @@ typedef struct reader {
     pp_pystack_thread *threads;
     uint64_t ticks, samples, waiting, failed, refused;
     int denied;                     /* -EPERM reading the program */
+    uint64_t period_ns;             /* a tick: what a running thread's sample weighs */
     int stopped;                    /* the duration or Ctrl-C ended it */
     double seconds;                 /* how long it ran */
 } reader;
@@ -190,7 +191,7 @@ static void fold_thread(reader *r, const rproc *p, const pp_pystack_thread *t, u
     ps.pid = p->pid;
     ps.tid = t->tid ? t->tid : p->pid;
     ps.time_ns = now;
-    ps.period = 1;
+    ps.period = r->period_ns;
     memcpy(ps.comm, p->comm, sizeof(ps.comm));
     ps.py = py;
     ps.npy = t->n;
@@ -379,12 +380,14 @@ int pp__read_main(int argc, char **argv)
     fo.processes = (int)strtol(argv[6], NULL, 10);
     fo.threads = strcmp(argv[7], "1") == 0;
     attached = strcmp(argv[8], "-p") == 0;
+    r.period_ns = 1000000000ull / (uint64_t)(rate > 0 ? rate : 1);
     if (pp_profile_init(&prof) != 0 || pp_fold_open(&r.fold, &prof, &fo) != 0 ||
         pp_splice_open(&r.sp, NULL) != 0 || pp_pycode_open(&r.codes) != 0 ||
         !(r.threads = calloc(PP_PYSTACK_THREADS, sizeof(*r.threads)))) {
         fprintf(stderr, "perfpy: out of memory\n");
         return PP_EXIT_FAIL;
     }
+    prof.period_ns = r.period_ns;
     if (attached) {
         r.pid = (pid_t)strtol(argv[9], NULL, 10);
         signal(SIGINT, on_interrupt);

@@ -298,6 +298,10 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
     state *st = ctx;
     proc *p, *parent;
 
+    /* the timelines' markers (a failure loses a marker, never a sample) */
+    if (e->kind == PP_BPF_EV_FORK || e->kind == PP_BPF_EV_EXIT)
+        pp_fold_marker(st->fold, (int32_t)e->pid, (int32_t)e->pid, PP_MARKER_PROCESS, e->time_ns,
+                       e->time_ns, e->kind == PP_BPF_EV_FORK ? "process start" : "process exit");
     switch (e->kind) {
     case PP_BPF_EV_FORK:
         parent = find_proc(st, (pid_t)e->ppid);
@@ -837,6 +841,7 @@ static int attach(state *st, pid_t pid, long rate, double duration)
 static int run_program(state *st, char **argv, int *status, double duration)
 {
     double end = duration > 0 ? now_s() + duration : 0;
+    uint64_t started;
     int go, rc, sent = 0;
 
     signal(SIGINT, SIG_IGN);       /* the program gets Ctrl-C; it ends, then we do */
@@ -851,6 +856,9 @@ static int run_program(state *st, char **argv, int *status, double duration)
         waitpid(st->pid, status, 0);
         return PP_EXIT_FAIL;
     }
+    started = (uint64_t)(now_s() * 1e9);          /* the samples' clock, CLOCK_MONOTONIC */
+    pp_fold_marker(st->fold, (int32_t)st->pid, (int32_t)st->pid, PP_MARKER_PROCESS, started,
+                   started, "process start");
     if (write(go, "g", 1) != 1)
         kill(st->pid, SIGKILL);
     close(go);

@@ -15,7 +15,9 @@ const pp_format pp_formats[] = {
     {.name = "html", .ext = ".html", .write = pp_write_html,
      .summary = "page: flame graph + sortable function table"},
     {.name = "speedscope", .ext = ".speedscope.json", .write = pp_write_speedscope,
-     .summary = "speedscope JSON"},
+     .summary = "speedscope JSON: a profile per thread, in time order"},
+    {.name = "firefox", .ext = ".firefox.json", .write = pp_write_firefox,
+     .summary = "Firefox Profiler: a track per thread, samples in time, markers"},
     {.name = "pprof", .ext = ".pb.gz", .write = pp_write_pprof,
      .summary = "gzipped pprof protobuf"},
     {.name = "collapsed", .ext = ".txt", .write = pp_write_collapsed,
@@ -160,6 +162,16 @@ int pp__tree_json(const pp_profile *p, const pp_tree *t, FILE *out)
     }
     fputs("]}", out);
     return pp__stream_status(out);
+}
+
+void pp__thread_label(const pp_profile *p, const pp_thread *t, char *buf, size_t cap)
+{
+    const pp_process *proc = p->nprocs > 1 ? pp_profile_process(p, t->pid) : NULL;
+    int n = pp_thread_label(t, buf, cap);
+
+    if (proc && n >= 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, ", %s (pid %d)", proc->comm[0] ? proc->comm : "[unknown]",
+                 proc->pid);
 }
 
 int pp__stream_status(FILE *out)

@@ -12,7 +12,8 @@
  *     name        ext                what it is
  *     flamegraph  .svg               interactive SVG (zoom, search, tooltips)
  *     html        .html              flame graph + sortable function table
- *     speedscope  .speedscope.json   https://www.speedscope.app file format
+ *     speedscope  .speedscope.json   https://www.speedscope.app file format, a profile per thread
+ *     firefox     .firefox.json      the Firefox Profiler's processed format (version 61)
  *     pprof       .pb.gz             gzipped profile.proto (go tool pprof, Pyroscope...)
  *     collapsed   .txt               flamegraph.pl's "a;b;c 12" lines
  *     perf        .data              the (injected) perf.data, for perf report/Hotspot
@@ -62,6 +63,7 @@ int pp_write_collapsed(const pp_profile *p, FILE *out, const pp_write_opts *o);
 int pp_write_flamegraph(const pp_profile *p, FILE *out, const pp_write_opts *o);
 int pp_write_html(const pp_profile *p, FILE *out, const pp_write_opts *o);
 int pp_write_speedscope(const pp_profile *p, FILE *out, const pp_write_opts *o);
+int pp_write_firefox(const pp_profile *p, FILE *out, const pp_write_opts *o);
 int pp_write_pprof(const pp_profile *p, FILE *out, const pp_write_opts *o);
 
 /* The uncompressed protobuf of a pprof Profile (tests decode it); malloc'ed. */
@@ -84,6 +86,9 @@ int pp__tree_json(const pp_profile *p, const pp_tree *t, FILE *out);
 /* The flame graph's <svg> element; standalone adds the XML declaration and a
  * fixed width (the HTML page embeds it at 100% width). out_flamegraph.c. */
 int pp__svg(const pp_profile *p, FILE *out, const pp_write_opts *o, int standalone);
+/* A thread's track name: "worker-1 (tid 4612)", and its process's,
+ * "worker-1 (tid 4612), python3 (pid 4609)", when there are several. */
+void pp__thread_label(const pp_profile *p, const pp_thread *t, char *buf, size_t cap);
 /* 0, or -EIO (errno's value when set) if the stream has an error. */
 int pp__stream_status(FILE *out);
 

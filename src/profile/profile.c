@@ -116,6 +116,7 @@ void pp_profile_free(pp_profile *p)
     free(p->procs);
     free(p->labels);
     free(p->threads);
+    free(p->markers);
     for (size_t i = 0; i < p->log_chunks; i++)
         free(p->log[i]);
     free(p->log);

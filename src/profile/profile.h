@@ -103,6 +103,21 @@ typedef struct pp_sample_rec {
                                       else the event's own unit */
 } pp_sample_rec;
 
+/* Something that happened on a thread at a time, or over a time: what a
+ * timeline shows beside the samples. */
+typedef enum pp_marker_kind {
+    PP_MARKER_PROCESS = 0,         /* process started (fork), ran a program (exec), ended */
+    PP_MARKER_WAIT = 1,            /* off CPU, and why ("[sleep]", "[I/O]", ...) */
+    PP_MARKER_GIL = 2,             /* waiting for the GIL */
+} pp_marker_kind;
+
+typedef struct pp_marker {
+    uint64_t start_ns, end_ns;     /* perf clock; equal for an instant */
+    uint32_t thread;               /* its thread's index */
+    pp_marker_kind kind;
+    const char *name;              /* "process start", "exec python3", ...; arena */
+} pp_marker;
+
 #define PP_LOG_CHUNK_BITS 16       /* 65536 records (1 MiB) per chunk: no giant realloc */
 #define PP_THREAD_BITS 24
 #define PP_MAX_THREADS (1u << PP_THREAD_BITS)
@@ -168,6 +183,8 @@ typedef struct pp_profile {
     uint64_t nlog;                 /* records */
     uint64_t time_base_ns;         /* the first logged time (perf clock); records
                                       before it (reordered by microseconds) are at it */
+    pp_marker *markers;            /* in order of addition */
+    size_t nmarkers, markers_cap;
 
     pp_strings *strings;
     pp_htab *frame_index, *stack_index, *thread_index;
@@ -221,6 +238,13 @@ int pp_profile_time_weights(const pp_profile *p);
  * name unless one was set. >= 0, or -ENOMEM, -ENOSPC past PP_MAX_THREADS. */
 int64_t pp_profile_thread(pp_profile *p, int32_t pid, int32_t tid, const char *comm,
                           size_t comm_len);
+/* "worker-1 (tid 4612)": a thread's name and id, as roots and tracks show
+ * it ("[unknown]" without a name, no tid when unknown); snprintf's length. */
+int pp_thread_label(const pp_thread *t, char *buf, size_t cap);
+
+/* The index of thread (pid, tid), or -1 when it has none. */
+int64_t pp_profile_find_thread(const pp_profile *p, int32_t pid, int32_t tid);
+
 /* Names a thread as the program named it (Python's threading name, read by
  * whoever can): later comms do not rename it. 0 or -ENOMEM/-EINVAL. */
 int pp_profile_thread_name(pp_profile *p, uint32_t thread, const char *name, size_t len);
@@ -250,7 +274,12 @@ static inline uint64_t pp_rec_time_ns(const pp_profile *p, const pp_sample_rec *
     return p->time_base_ns + (r->time_thread >> PP_THREAD_BITS) * 1000;
 }
 
-/* Moves src's threads and sample log to dst (a profile made from src's
+/* Adds a marker on thread from start_ns to end_ns (equal: an instant).
+ * 0, or -ENOMEM/-EINVAL. */
+int pp_profile_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint64_t start_ns,
+                      uint64_t end_ns, const char *name, size_t len);
+
+/* Moves src's threads, markers and sample log to dst (a profile made from src's
  * stacks), each record's stack index through stack_map (src stack ->
  * dst stack); src keeps none. 0, or -EINVAL when the map names a stack
  * dst lacks (dst is then unchanged). */
@@ -289,13 +318,15 @@ typedef struct pp_timeline {
     uint64_t spacing;              /* without time weights: a sample's span */
     pp_span run, gap;              /* the run being extended; a gap to give first */
     int started;
+    int merge;                     /* consecutive samples of one stack: one run */
 } pp_timeline;
 
 /* Thread `thread`'s runs in time order, from the log by thread o:
- *     pp_timeline_start(&tl, p, &o, t);
- *     while (pp_timeline_next(&tl, &span)) ...   (1: a span in *span, 0: the end) */
+ *     pp_timeline_start(&tl, p, &o, t, 1);
+ *     while (pp_timeline_next(&tl, &span)) ...   (1: a span in *span, 0: the end)
+ * merge 0: a span per sample (its stack may be the one before's). */
 void pp_timeline_start(pp_timeline *tl, const pp_profile *p, const pp_thread_order *o,
-                       uint32_t thread);
+                       uint32_t thread, int merge);
 int pp_timeline_next(pp_timeline *tl, pp_span *out);
 
 /* ---- views the writers share (views.c) --------------------------------- */

@@ -20,13 +20,14 @@
  * grow by more than 64 KiB a sample).
  *
  * Times are microseconds since the first logged span's start
- * (p->time_base_ns): 40 bits hold 12.7 days. One hour at 399 Hz on 8 busy
+ * (p->time_base_ns), rounded up: 40 bits hold 12.7 days. One hour at 399 Hz on 8 busy
  * threads is 11.5 million records, 184 MB.
  */
 #include "profile.h"
 #include "htab.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,11 @@ static int64_t find_thread(const pp_profile *p, int32_t pid, int32_t tid, uint64
     return -1;
 }
 
+int64_t pp_profile_find_thread(const pp_profile *p, int32_t pid, int32_t tid)
+{
+    return find_thread(p, pid, tid, thread_hash(pid, tid));
+}
+
 int64_t pp_profile_thread(pp_profile *p, int32_t pid, int32_t tid, const char *comm,
                           size_t comm_len)
 {
@@ -111,6 +117,15 @@ int64_t pp_profile_thread(pp_profile *p, int32_t pid, int32_t tid, const char *c
     if (comm && comm_len && !t->name_set && set_name(p, t, comm, comm_len) < 0)
         return -ENOMEM;
     return i;
+}
+
+int pp_thread_label(const pp_thread *t, char *buf, size_t cap)
+{
+    const char *name = t->name[0] ? t->name : "[unknown]";
+
+    if (t->tid < 0)
+        return snprintf(buf, cap, "%s", name);
+    return snprintf(buf, cap, "%s (tid %d)", name, t->tid);
 }
 
 int pp_profile_thread_name(pp_profile *p, uint32_t thread, const char *name, size_t len)
@@ -145,7 +160,8 @@ static int append(pp_profile *p, uint32_t stack, uint32_t thread, uint64_t time_
                   uint32_t weight)
 {
     pp_sample_rec *r = next_rec(p);
-    uint64_t us = time_ns > p->time_base_ns ? (time_ns - p->time_base_ns) / 1000 : 0;
+    /* rounded up: a span [t - w, t] never starts before the base */
+    uint64_t us = time_ns > p->time_base_ns ? (time_ns - p->time_base_ns + 999) / 1000 : 0;
 
     if (!r)
         return p->nlog >= UINT32_MAX ? -ENOSPC : -ENOMEM;
@@ -199,13 +215,36 @@ int64_t pp_profile_sample(pp_profile *p, const uint32_t *ids, size_t n, uint32_t
     return si;
 }
 
+/* ---- markers ------------------------------------------------------------- */
+
+int pp_profile_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint64_t start_ns,
+                      uint64_t end_ns, const char *name, size_t len)
+{
+    pp_marker *m;
+
+    if (thread >= p->nthreads || end_ns < start_ns)
+        return -EINVAL;
+    if (pp__grow((void **)&p->markers, &p->markers_cap, p->nmarkers + 1, sizeof(*m)) < 0)
+        return -ENOMEM;
+    m = &p->markers[p->nmarkers];
+    m->name = pp_profile_strdup(p, name, name_len(name, len));
+    if (!m->name)
+        return -ENOMEM;
+    m->start_ns = start_ns;
+    m->end_ns = end_ns;
+    m->thread = thread;
+    m->kind = kind;
+    p->nmarkers++;
+    return 0;
+}
+
 /* ---- moving the log to a rebuilt profile -------------------------------- */
 
 int pp_profile_take_samples(pp_profile *dst, pp_profile *src, const uint32_t *stack_map)
 {
     pp_htab *index;
 
-    if (dst->nthreads || dst->nlog)
+    if (dst->nthreads || dst->nlog || dst->nmarkers)
         return -EINVAL;
     for (uint32_t i = 0; i < src->nstacks; i++)
         if (stack_map[i] >= dst->nstacks)
@@ -217,11 +256,18 @@ int pp_profile_take_samples(pp_profile *dst, pp_profile *src, const uint32_t *st
             return -ENOMEM;
         src->threads[i].name = n;     /* src's arena goes with src */
     }
+    for (size_t i = 0; i < src->nmarkers; i++) {
+        const char *n = pp_profile_strdup(dst, src->markers[i].name, strlen(src->markers[i].name));
+        if (!n)
+            return -ENOMEM;
+        src->markers[i].name = n;
+    }
     for (uint64_t i = 0; i < src->nlog; i++) {
         pp_sample_rec *r = (pp_sample_rec *)pp_profile_rec(src, i);
         r->stack = stack_map[r->stack];
     }
     free(dst->threads);
+    free(dst->markers);
     for (size_t i = 0; i < dst->log_chunks; i++)
         free(dst->log[i]);
     free(dst->log);
@@ -235,6 +281,11 @@ int pp_profile_take_samples(pp_profile *dst, pp_profile *src, const uint32_t *st
     dst->log_chunks_cap = src->log_chunks_cap;
     dst->nlog = src->nlog;
     dst->time_base_ns = src->time_base_ns;
+    dst->markers = src->markers;
+    dst->nmarkers = src->nmarkers;
+    dst->markers_cap = src->markers_cap;
+    src->markers = NULL;
+    src->nmarkers = src->markers_cap = 0;
     src->threads = NULL;
     src->nthreads = src->threads_cap = 0;
     src->thread_index = index;        /* dst's empty one, freed with src */

@@ -9,7 +9,8 @@
  *   samples   |foo|foo|foo|   |bar|bar|      gap     |foo|
  *   spans     |foo·········|gap|bar·····|    gap     |foo|
  *
- * A run is one stack for as long as consecutive samples have it; a gap
+ * A run is one stack for as long as consecutive samples have it (or, not
+ * merged, one sample: what a viewer that centres samples needs); a gap
  * (stack PP_NONE) is time between samples longer than a fiftieth of the
  * next sample's weight; shorter jitter is given to the run before it, so
  * that every run starts where it really did. A run's value is the sum of
@@ -22,7 +23,7 @@
 #define JITTER_PARTS 50
 
 void pp_timeline_start(pp_timeline *tl, const pp_profile *p, const pp_thread_order *o,
-                       uint32_t thread)
+                       uint32_t thread, int merge)
 {
     const pp_thread *t = &p->threads[thread];
 
@@ -31,6 +32,7 @@ void pp_timeline_start(pp_timeline *tl, const pp_profile *p, const pp_thread_ord
     tl->recs = o->recs + o->first[thread];
     tl->n = o->first[thread + 1] - o->first[thread];
     tl->run.stack = PP_NONE;
+    tl->merge = merge;
     /* without time weights (cycles), a sample covers the thread's mean spacing */
     if (!pp_profile_time_weights(p) && t->samples > 1)
         tl->spacing = (t->last_ns - t->first_ns) / (t->samples - 1);
@@ -87,7 +89,7 @@ int pp_timeline_next(pp_timeline *tl, pp_span *out)
                 s.start_ns = end;
             else if (!gap)                  /* jitter: the run before takes it */
                 tl->run.dur_ns += s.start_ns - end;
-            if (!gap && s.stack == tl->run.stack) {
+            if (!gap && s.stack == tl->run.stack && tl->merge) {
                 tl->run.dur_ns += s.dur_ns;
                 tl->run.value += s.value;
                 continue;

@@ -52,6 +52,13 @@ int pp_fold_process_container(pp_folder *f, int pid, int ns_pid, const char *roo
  * -ENOMEM. */
 int pp_fold_process_command(pp_folder *f, int pid, const char *command, const char *service);
 
+/* Something that happened on thread (pid, tid) of the recording, at a time
+ * or over one: a process started or ended (sample mode's fork and exit
+ * events), or what a thread waited for. The thread is made when it has no
+ * sample yet. 0, or -ENOMEM/-EINVAL. */
+int pp_fold_marker(pp_folder *f, int32_t pid, int32_t tid, pp_marker_kind kind,
+                   uint64_t start_ns, uint64_t end_ns, const char *name);
+
 /* Loads a sidecar for pid from a file (tests; the folder loads
  * <lines_dir>/perfpy-<pid>.lines by itself). Replaces what it had. */
 int pp_fold_load_lines(pp_folder *f, int pid, const char *path);

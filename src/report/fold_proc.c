@@ -187,6 +187,16 @@ static int64_t container_frame(pp_profile *nw, const pp__fold_proc *p)
     return pp_profile_frame(nw, PP_FRAME_MARKER, label, (size_t)n, NULL, 0, 0);
 }
 
+int pp_fold_marker(pp_folder *f, int32_t pid, int32_t tid, pp_marker_kind kind,
+                   uint64_t start_ns, uint64_t end_ns, const char *name)
+{
+    int64_t t = pp_profile_thread(f->p, real_id(pid), real_id(tid), NULL, 0);
+
+    if (t < 0)
+        return (int)t;
+    return pp_profile_marker(f->p, (uint32_t)t, kind, start_ns, end_ns, name, strlen(name));
+}
+
 /* "python3 (pid 4609)": the process root's label (its command line
  * instead of its comm when said). */
 static int64_t root_frame(pp_profile *nw, const pp__fold_proc *p)
@@ -205,10 +215,10 @@ static int64_t root_frame(pp_profile *nw, const pp__fold_proc *p)
 static int64_t thread_frame(pp_profile *nw, const pp_thread *t)
 {
     char label[320];
-    const char *name = t->name[0] ? t->name : "[unknown]";
-    int n = t->tid < 0 ? snprintf(label, sizeof(label), "%s", name)
-                       : snprintf(label, sizeof(label), "%s (tid %d)", name, t->tid);
+    int n = pp_thread_label(t, label, sizeof(label));
 
+    if (n >= (int)sizeof(label))
+        n = (int)sizeof(label) - 1;
     return pp_profile_frame(nw, PP_FRAME_MARKER, label, (size_t)n, NULL, 0, 0);
 }
 

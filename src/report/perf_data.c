@@ -75,6 +75,9 @@ void pp_perf_data_info_free(pp_perf_data_info *info)
     free(info->jitdumps);
     info->jitdumps = NULL;
     info->njitdumps = info->jitdumps_cap = 0;
+    free(info->tasks);
+    info->tasks = NULL;
+    info->ntasks = info->tasks_cap = 0;
 }
 
 /* The HEADER_VERSION string into out[cap] ("" when absent or damaged):
@@ -106,6 +109,22 @@ static void read_version(const uint8_t *d, size_t len, char *out, size_t cap)
             return;
     memcpy(out, d + off + 4, slen);
     out[slen] = '\0';
+}
+
+/* A FORK or EXIT record: { header, u32 pid, ppid, tid, ptid, u64 time }.
+ * Best effort: one that cannot be kept (out of memory) is not said. */
+static void add_task(pp_perf_data_info *info, uint32_t kind, const uint8_t *r)
+{
+    struct pp_task_event *t;
+
+    if (pp__grow((void **)&info->tasks, &info->tasks_cap, info->ntasks + 1, sizeof(*t)) < 0)
+        return;
+    t = &info->tasks[info->ntasks++];
+    t->kind = kind;
+    t->pid = pp__pd_u32(r + 8);
+    t->ppid = pp__pd_u32(r + 12);
+    t->tid = pp__pd_u32(r + 16);
+    t->time = pp__pd_u64(r + 24);
 }
 
 int pp_perf_data_scan_buffer(const uint8_t *d, size_t len, pp_perf_data_info *info)
@@ -153,6 +172,11 @@ int pp_perf_data_scan_buffer(const uint8_t *d, size_t len, pp_perf_data_info *in
         case PP_REC_MMAP2:
             if (rsize > 72)
                 add_jitdump(info, r + 72, rsize - 72);
+            break;
+        case PP_REC_FORK:
+        case PP_REC_EXIT:
+            if (rsize >= 32)
+                add_task(info, type == PP_REC_FORK ? PP_TASK_FORK : PP_TASK_EXIT, r);
             break;
         case PP_REC_COMPRESSED:
             return 0;                   /* records we cannot see: unknown */

@@ -26,7 +26,16 @@ typedef struct pp_perf_data_info {
     char **jitdumps;        /* their paths (malloc'ed: pp_perf_data_info_free) */
     size_t jitdumps_cap;
     size_t jitdumps_dropped; /* named but not kept: out of memory */
+    struct pp_task_event {   /* the processes' and threads' starts and ends, */
+        uint32_t kind;       /* PP_TASK_FORK or PP_TASK_EXIT */
+        uint32_t pid, tid;   /* the child (fork), the one that ended (exit) */
+        uint32_t ppid;       /* the parent's pid (fork): pid == ppid for a new thread */
+        uint64_t time;       /* perf clock */
+    } *tasks;                /* in the file's order (malloc'ed) */
+    size_t ntasks, tasks_cap;
 } pp_perf_data_info;
+
+enum { PP_TASK_FORK = 1, PP_TASK_EXIT = 2 };
 
 /* Frees what a scan allocated; the info reads as empty after it. */
 void pp_perf_data_info_free(pp_perf_data_info *info);

@@ -258,6 +258,27 @@ static void fix_forks(run *x)
         pp_perf_data_fix_exec_forks(x->data, 1, &need);
 }
 
+/* The starts and ends of processes and threads perf recorded, as markers
+ * on the threads that have samples (a timeline shows them). */
+static int mark_tasks(pp_profile *p, const pp_perf_data_info *info)
+{
+    static const char *const names[2][2] = {{"thread start", "process start"},
+                                            {"thread exit", "process exit"}};
+
+    for (size_t i = 0; i < info->ntasks; i++) {
+        const struct pp_task_event *t = &info->tasks[i];
+        int process = t->kind == PP_TASK_FORK ? t->pid != t->ppid : t->pid == t->tid;
+        const char *name = names[t->kind == PP_TASK_EXIT][process];
+        int64_t th = pp_profile_find_thread(p, (int32_t)t->pid, (int32_t)t->tid);
+        int rc;
+
+        if (th >= 0 && (rc = pp_profile_marker(p, (uint32_t)th, PP_MARKER_PROCESS, t->time,
+                                               t->time, name, strlen(name))) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 static int script(run *x)
 {
     pp_fold_opts fo = {.no_native = x->o->no_native, .lines_dir = x->lines_dir,
@@ -280,6 +301,8 @@ static int script(run *x)
     if (x->r->profile.samples == 0)
         return pp_error_set(x->e, -ENODATA, "perf script found no samples in %s (record "
                             "longer, or raise the rate with -F/-r)", x->o->input);
+    if ((rc = mark_tasks(&x->r->profile, &x->r->info)) < 0)
+        return pp_error_set(x->e, rc, "out of memory");
     return 0;
 }
 

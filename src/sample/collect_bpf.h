@@ -97,6 +97,7 @@ enum {
 
 struct pp_bpf_event {
     __u32 kind, pid, ppid, pad;
+    __u64 time_ns;                  /* when (the samples' clock) */
 };
 
 struct pp_bpf_sample {

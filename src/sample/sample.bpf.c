@@ -283,6 +283,7 @@ static __always_inline void tell(__u32 kind, __u32 pid, __u32 ppid)
     e->pid = pid;
     e->ppid = ppid;
     e->pad = 0;
+    e->time_ns = bpf_ktime_get_ns();
     bpf_ringbuf_submit(e, 0);
 }
 

@@ -104,6 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t pblen;
         pp_write_collapsed(&p, sink, NULL);
         pp_write_speedscope(&p, sink, NULL);
+        pp_write_firefox(&p, sink, NULL);
         pp_write_flamegraph(&p, sink, NULL);
         if (size < 4096)
             pp_write_html(&p, sink, NULL);

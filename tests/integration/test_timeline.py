@@ -4,12 +4,13 @@ time, so a profile can have a root per thread (--threads), named as
 each thread but the main one its Thread.name as OS name; the main thread of
 a Python process is MainThread), on every interpreter, in the trampoline
 modes and in sample mode."""
+import json
 import os
 import re
 
-from support import interpreters, needs_perf, note
+from support import interpreters, needs_perf, note, run
 from test_record import PROGRAMS, SAMPLER, RecordTest
-from test_report import collapsed_counts
+from test_report import JS, collapsed_counts, require_validators
 
 THREADS3 = os.path.join(PROGRAMS, "threads3.py")
 FUNCS = {"MainThread": "main_work", "worker-1": "work_one", "worker-2": "work_two"}
@@ -91,3 +92,176 @@ class Threads(RecordTest):
         roots = self.roots(out)
         self.assertEqual(list(roots), [(None, None)], sorted(roots))
         self.assertEqual(sorted(roots[(None, None)]), sorted(FUNCS.values()))
+
+
+PHASES = os.path.join(PROGRAMS, "phases.py")
+PHASE_FUNCS = ("startup", "crunch", "finish")
+
+
+def speedscope_phases(path):
+    """{tid: {function: [start_ns, end_ns, ns]}} of a per-thread speedscope
+    file: where each thread's runs in each phase function begin and end,
+    each profile's samples laid end to end from its startValue, and the
+    time they weigh."""
+    with open(path) as f:
+        d = json.load(f)
+    frames = d["shared"]["frames"]
+    found = {}
+    for p in d["profiles"]:
+        tid = int(re.search(r"\(tid (\d+)\)", p["name"]).group(1))
+        self_ = found.setdefault(tid, {})
+        at = p["startValue"]
+        assert p["unit"] == "nanoseconds", p["unit"]
+        for stack, w in zip(p["samples"], p["weights"]):
+            names = {frames[i]["name"] for i in stack}
+            for fn in PHASE_FUNCS:
+                if fn in names:
+                    span = self_.setdefault(fn, [at, at + w, 0])
+                    span[0], span[1] = min(span[0], at), max(span[1], at + w)
+                    span[2] += w
+            at += w
+        assert at == p["endValue"], (p["name"], at, p["endValue"])
+    return found
+
+
+def firefox_phases(path):
+    """The same of a Firefox Profiler file: a sample lasts until the next,
+    and weighs its weight in periods (meta.interval)."""
+    with open(path) as f:
+        d = json.load(f)
+    sh = d["shared"]
+    strings, st, fr, fn = sh["stringArray"], sh["stackTable"], sh["frameTable"], sh["funcTable"]
+    names = []
+    for i in range(st["length"]):
+        prefix = st["prefix"][i]
+        here = strings[fn["name"][fr["func"][st["frame"][i]]]]
+        names.append((names[prefix] if prefix is not None else set()) | {here})
+    found = {}
+    period = d["meta"]["interval"] * 1e6
+    for t in d["threads"]:
+        self_ = found.setdefault(t["tid"], {})
+        times, stacks = t["samples"]["time"], t["samples"]["stack"]
+        weights = t["samples"]["weight"]
+        for i, s in enumerate(stacks[:-1]):
+            if s is None:
+                continue
+            a, b = times[i] * 1e6, times[i + 1] * 1e6
+            for f in PHASE_FUNCS:
+                if f in names[s]:
+                    span = self_.setdefault(f, [a, b, 0])
+                    span[0], span[1] = min(span[0], a), max(span[1], b)
+                    span[2] += weights[i] * period
+    return found
+
+
+class Timelines(RecordTest):
+    """A program of three phases (0.5 s of imports, 1 s of crunch() on two
+    threads, 0.5 s of finish()): in the per-thread speedscope file and the
+    Firefox Profiler file each phase is on its thread, in order, and lasts
+    what the program measured itself (within 5%, and the time the program
+    says its thread was off a CPU then: a loaded machine preempts it, and
+    no sample is taken off a CPU), and each crunch thread's
+    samples weigh its own CPU time there (within 10%: the threads share the
+    GIL, so time on a thread's track is not its CPU); speedscope shows the
+    runs where the file puts them (check-speedscope.js) and the Firefox
+    file holds to the format (check-firefox.js)."""
+
+    def check_phases(self, py, mode, fmt, p, phases):
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        own = {m.group(1): float(m.group(2)) * 1e9
+               for m in re.finditer(r"^phase (\w+) ([0-9.]+)$", p.stdout, re.M)}
+        tids = {m.group(1): int(m.group(2))
+                for m in re.finditer(r"^tid (\S+) (\d+)$", p.stdout, re.M)}
+        main = phases[tids["MainThread"]]
+        workers = [phases[tids["cruncher-%d" % i]] for i in (1, 2)]
+        seen = {"startup": main["startup"], "finish": main["finish"],
+                "crunch": [min(w["crunch"][0] for w in workers), max(w["crunch"][1] for w in workers)]}
+        note("%s, %s, %s: %s" % (py.label, mode, fmt, ", ".join(
+            "%s %.3f s (program %.3f)" % (f, (seen[f][1] - seen[f][0]) / 1e9, own[f] / 1e9)
+            for f in PHASE_FUNCS)))
+        cpu = {m.group(1): float(m.group(2)) * 1e9
+               for m in re.finditer(r"^cpu (\S+) ([0-9.]+)$", p.stdout, re.M)}
+        note("%s, %s, %s: crunch threads weigh %s s (their CPU %s s)" % (
+            py.label, mode, fmt, " and ".join("%.3f" % (w["crunch"][2] / 1e9) for w in workers),
+            " and ".join("%.3f" % (cpu["cruncher-%d" % i] / 1e9) for i in (1, 2))))
+        # a phase's samples span it while its thread is on a CPU: time it
+        # was not (preempted on a loaded machine, or waiting for a file),
+        # which can fall at either edge, is allowed beside the 5%
+        off = {"startup": own["startup"] - cpu["MainThread-startup"],
+               "finish": own["finish"] - cpu["MainThread-finish"],
+               "crunch": own["crunch"] - cpu["cruncher-1"] - cpu["cruncher-2"]}
+        for f in PHASE_FUNCS:
+            slack = max(0.0, off[f])
+            if slack > 0.05 * own[f]:
+                note("%s: %.3f s of the program's %.3f s off a CPU, allowed" % (
+                    f, slack / 1e9, own[f] / 1e9))
+            self.assertAlmostEqual(seen[f][1] - seen[f][0], own[f],
+                                   delta=0.05 * own[f] + slack, msg=f)
+        # samples perf lost (its ring full on a loaded machine) are missing
+        # from some thread's weight: each may be a period of any thread's
+        summary = re.findall(r"^perfpy: \d+ samples.*$", p.stderr, re.M)
+        lost = sum(int(n) for n in re.findall(r"(\d+) lost events", " ".join(summary)))
+        for i, w in enumerate(workers, 1):
+            mine = cpu["cruncher-%d" % i]
+            self.assertAlmostEqual(w["crunch"][2], mine, delta=0.1 * mine + lost * 1e9 / 999,
+                                   msg="cruncher-%d (%s)" % (i, summary))
+        # in order on each thread: no crunch on the main thread, no startup
+        # or finish on the workers, and the workers' crunch between them
+        self.assertNotIn("crunch", main)
+        for w in workers:
+            self.assertEqual(sorted(w), ["crunch"])
+            self.assertGreaterEqual(w["crunch"][0], main["startup"][1] - 0.01e9)
+            self.assertLessEqual(w["crunch"][1], main["finish"][0] + 0.01e9)
+        self.assertLess(main["startup"][1], main["finish"][0])
+
+    def check_markers(self, p, threads, mode):
+        """The process's end on its main thread's track, and in sample mode
+        (which starts the program itself) its start; perf mode marks the
+        threads' starts and ends."""
+        tids = {m.group(1): int(m.group(2))
+                for m in re.finditer(r"^tid (\S+) (\d+)$", p.stdout, re.M)}
+        marks = {t["tid"]: t["markers"] for t in threads}
+        self.assertIn("process exit", marks[tids["MainThread"]])
+        if mode == "sample mode":
+            self.assertIn("process start", marks[tids["MainThread"]])
+        else:
+            self.assertEqual(marks[tids["cruncher-1"]], ["thread start", "thread exit"])
+
+    def run_phases(self, mode_args, mode):
+        pys = interpreters()
+        for py in pys:
+            for fmt, ext in (("speedscope", "speedscope.json"), ("firefox", "firefox.json")):
+                with self.subTest(py=py.label, format=fmt):
+                    out = self.out("phases-%s.%s" % (py.label, ext))
+                    mods = os.path.join(self.tmp, "mods-%s-%s" % (py.label, fmt))
+                    os.mkdir(mods)
+                    p = self.record(mode_args + ["-r", "999", "-f", fmt, "-o", out],
+                                    [py.path, PHASES, mods])
+                    phases = (speedscope_phases if fmt == "speedscope" else firefox_phases)(out)
+                    self.check_phases(py, mode, fmt, p, phases)
+                    if fmt == "firefox":
+                        v = run(["node", os.path.join(JS, "check-firefox.js"), out])
+                        self.assertEqual(v.returncode, 0, v.stderr + v.stdout[-2000:])
+                        self.check_markers(p, json.loads(v.stdout)["threads"], mode)
+                    elif py is pys[-1]:
+                        v = run(["node", os.path.join(JS, "check-speedscope.js"), out],
+                                timeout=300)
+                        self.assertEqual(v.returncode, 0, v.stderr + v.stdout[-3000:])
+                        checked = json.loads(v.stdout)["profiles"]
+                        note("%s, %s: speedscope shows %d profiles, %d runs and gaps where "
+                             "the file puts them" % (py.label, mode, len(checked),
+                                                     sum(c["runs"] for c in checked)))
+
+    @needs_perf
+    def test_phases_in_order_on_each_thread(self):
+        require_validators(self, chromium=True)
+        self.run_phases([], "default mode")
+
+    @needs_perf
+    def test_sample_mode_phases_in_order_on_each_thread(self):
+        require_validators(self, chromium=True)
+        if not os.path.exists(SAMPLER):
+            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+        if os.geteuid() != 0:
+            self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
+        self.run_phases(["--mode", "sample"], "sample mode")

@@ -180,8 +180,8 @@ TEST(profile_log_splits_weights_past_32_bits)
     ASSERT_EQ_UINT(pp_profile_rec(&p, 0)->weight, UINT32_MAX);
     ASSERT_EQ_UINT(pp_profile_rec(&p, 1)->weight, UINT32_MAX);
     ASSERT_EQ_UINT(pp_profile_rec(&p, 2)->weight, 10000000000ull - 2ull * UINT32_MAX);
-    /* each part logged when it ends */
-    ASSERT_EQ_UINT(pp_rec_time_ns(&p, pp_profile_rec(&p, 0)), 90000000000ull + UINT32_MAX / 1000 * 1000);
+    /* each part logged when it ends, to the microsecond above */
+    ASSERT_EQ_UINT(pp_rec_time_ns(&p, pp_profile_rec(&p, 0)), 90000000000ull + (UINT32_MAX + 999ull) / 1000 * 1000);
     ASSERT_EQ_UINT(pp_rec_time_ns(&p, pp_profile_rec(&p, 2)), 100000000000ull);
     ASSERT_EQ_UINT(p.samples, 1);
     ASSERT_EQ_UINT(p.threads[0].samples, 1);
@@ -294,6 +294,9 @@ TEST(profile_take_samples_remaps_every_record)
         map[(i + 2) % 3] = (uint32_t)pp_profile_add(&dst, &g, 1, 10, 10000);
     }
     ASSERT_EQ_UINT(map[0], 1);
+    ASSERT_OK(pp_profile_marker(&src, 2, PP_MARKER_PROCESS, 7, 7, "process exit", 12));
+    ASSERT_EQ_INT(pp_profile_marker(&src, 3, PP_MARKER_PROCESS, 7, 7, "x", 1), -EINVAL);
+    ASSERT_EQ_INT(pp_profile_marker(&src, 0, PP_MARKER_WAIT, 8, 7, "x", 1), -EINVAL);
     map[1] = 99;
     ASSERT_EQ_INT(pp_profile_take_samples(&dst, &src, map), -EINVAL);   /* no stack 99 */
     ASSERT_EQ_UINT(dst.nlog, 0);
@@ -312,6 +315,9 @@ TEST(profile_take_samples_remaps_every_record)
     }
     assert_log_sums_to_stacks(&dst);
     ASSERT_EQ_INT(pp_profile_thread(&dst, 1, 2, NULL, 0), 1);        /* its index came along */
+    ASSERT_EQ_UINT(dst.nmarkers, 1);                                 /* and the markers */
+    ASSERT_EQ_STR(dst.markers[0].name, "process exit");
+    ASSERT_EQ_STR(dst.threads[dst.markers[0].thread].name, "c");
     pp_profile_free(&dst);
 }
 
@@ -338,7 +344,7 @@ TEST(profile_timeline_runs_and_gaps)
     ASSERT_EQ_INT(pp_profile_sample(&p, &bar, 1, 0, T + 3 * P + 40000000, P), 1);
     ASSERT_EQ_INT(pp_profile_sample(&p, &foo, 1, 0, T + 4 * P + 40000000, P), 0);
     ASSERT_OK(pp_thread_order_build(&p, &o));
-    pp_timeline_start(&tl, &p, &o, 0);
+    pp_timeline_start(&tl, &p, &o, 0, 1);
     while (n < 8 && pp_timeline_next(&tl, &s[n]))
         n++;
     ASSERT_EQ_INT(n, 4);
@@ -357,7 +363,7 @@ TEST(profile_timeline_runs_and_gaps)
     ASSERT_EQ_UINT(s[2].dur_ns, P);
     ASSERT_EQ_UINT(s[3].stack, 0);
     ASSERT_EQ_UINT(s[3].start_ns + s[3].dur_ns, T + 4 * P + 40000000);
-    pp_timeline_start(&tl, &p, &o, 1);
+    pp_timeline_start(&tl, &p, &o, 1, 1);
     ASSERT_EQ_INT(pp_timeline_next(&tl, &s[0]), 1);
     ASSERT_EQ_UINT(s[0].stack, 1);
     ASSERT_EQ_INT(pp_timeline_next(&tl, &s[0]), 0);

@@ -1,6 +1,7 @@
-"""Three threads, each busy in a function of its own for SECONDS (default
-1.5) of wall time: the main thread (threading's "MainThread") in
-main_work, "worker-1" in work_one, "worker-2" in work_two. Prints its pid
+"""Three threads, each busy in a function of its own for SECONDS / 3
+(SECONDS default 1.5) of its own CPU time (on a loaded machine a thread's
+share of wall time can be a few samples): the main thread (threading's
+"MainThread") in main_work, "worker-1" in work_one, "worker-2" in work_two. Prints its pid
 and each thread's name and native id ("tid NAME N") before the work ends,
 so a test can match them with the profile's thread roots."""
 import os
@@ -12,37 +13,38 @@ SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 1.5
 ready = threading.Barrier(3)
 
 
-def spin(until):
+def spin(cpu):
     n = 0
-    while time.time() < until:
+    until = time.thread_time() + cpu
+    while time.thread_time() < until:
         n += sum(range(200))
     return n
 
 
-def work_one(until):
+def work_one(cpu):
     ready.wait()
-    return spin(until)
+    return spin(cpu)
 
 
-def work_two(until):
+def work_two(cpu):
     ready.wait()
-    return spin(until)
+    return spin(cpu)
 
 
-def main_work(until):
+def main_work(cpu):
     ready.wait()
-    return spin(until)
+    return spin(cpu)
 
 
 print("pid", os.getpid(), flush=True)
-until = time.time() + SECONDS
-threads = [threading.Thread(target=f, args=(until,), name=n)
+cpu = SECONDS / 3             # each thread's CPU seconds
+threads = [threading.Thread(target=f, args=(cpu,), name=n)
            for f, n in ((work_one, "worker-1"), (work_two, "worker-2"))]
 for t in threads:
     t.start()
 print("tid MainThread", threading.get_native_id(), flush=True)
 for t in threads:
     print("tid", t.name, t.native_id, flush=True)
-main_work(until)
+main_work(cpu)
 for t in threads:
     t.join()
