@@ -29,6 +29,7 @@ typedef struct pp_command {
 int pp_cmd_run(int argc, char **argv);
 int pp_cmd_record(int argc, char **argv);
 int pp_cmd_report(int argc, char **argv);
+int pp_cmd_diff(int argc, char **argv);
 int pp_cmd_jitdump(int argc, char **argv);
 int pp_cmd_doctor(int argc, char **argv);
 int pp_cmd_dump(int argc, char **argv);

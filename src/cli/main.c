@@ -4,6 +4,7 @@
  *   perfpy record  [options] -- python app.py ...
  *   perfpy run     [--mode perf|jit] -- python app.py ...
  *   perfpy report  [-f FORMAT] [-o FILE] perf.data
+ *   perfpy diff    [-f FORMAT] [-o FILE] BASE NEW
  *   perfpy jitdump [--list] FILE
  *   perfpy dump    [--json] [--locals] PID
  *   perfpy top     [-p PID | -- python app.py ...]
@@ -21,6 +22,7 @@ static const pp_command commands[] = {
     {"record", pp_cmd_record, "profile a Python program with perf and write a profile"},
     {"run", pp_cmd_run, "run a Python program with the engine active (no perf)"},
     {"report", pp_cmd_report, "write a profile from an existing perf.data"},
+    {"diff", pp_cmd_diff, "compare two profiles: what changed, and where"},
     {"jitdump", pp_cmd_jitdump, "check and summarise a jit-<pid>.dump file"},
     {"dump", pp_cmd_dump, "show what every thread of a running Python program is doing"},
     {"top", pp_cmd_top, "a live view of a Python program's busiest functions"},

@@ -388,6 +388,7 @@ int pp__read_main(int argc, char **argv)
         return PP_EXIT_FAIL;
     }
     prof.period_ns = r.period_ns;
+    prof.exec_lines = 1;
     if (attached) {
         r.pid = (pid_t)strtol(argv[9], NULL, 10);
         signal(SIGINT, on_interrupt);

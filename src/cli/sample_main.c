@@ -622,6 +622,7 @@ static int begin(state *st)
         pp_fold_open(&st->fold, st->prof, &st->fo) != 0)
         return -ENOMEM;
     st->prof->period_ns = st->period_ns;
+    st->prof->exec_lines = 1;       /* its Python frames' lines: the executing ones */
     st->gen++;                      /* every process is told to it again */
     return 0;
 }

@@ -127,7 +127,8 @@ static void fit_text(FILE *out, const char *label, double width)
     fputs("..", out);
 }
 
-int pp__svg(const pp_profile *p, FILE *out, const pp_write_opts *o, int standalone)
+int pp__svg(const pp_profile *p, FILE *out, const pp_write_opts *o, int standalone,
+            const pp__paint *paint)
 {
     pp_tree t;
     uint64_t *start = NULL, *next = NULL;
@@ -135,7 +136,7 @@ int pp__svg(const pp_profile *p, FILE *out, const pp_write_opts *o, int standalo
     uint64_t total;
     unsigned height;
     int rc = pp_tree_build(p, &t);
-    char fill[32], height_attr[32];
+    char fill[32], height_attr[32], note[128];
 
     if (rc < 0)
         return rc;
@@ -173,7 +174,13 @@ int pp__svg(const pp_profile *p, FILE *out, const pp_write_opts *o, int standalo
             SVG_WIDTH, height);
     fprintf(out, "<text class=\"title\" x=\"%d\" y=\"24\">", SVG_WIDTH / 2);
     pp__xml_text(out, pp__title(p, o));
-    fprintf(out, " — %llu samples</text>\n", (unsigned long long)p->samples);
+    if (paint && paint->subtitle) {
+        fputs(" — ", out);
+        pp__xml_text(out, paint->subtitle);
+        fputs("</text>\n", out);
+    } else {
+        fprintf(out, " — %llu samples</text>\n", (unsigned long long)p->samples);
+    }
     fprintf(out, "<text id=\"ppunzoom\" class=\"ctl\" x=\"%d\" y=\"24\" style=\"opacity:0\">Reset Zoom</text>\n",
             PAD_X);
     fprintf(out, "<text id=\"ppsearch\" class=\"ctl\" x=\"%d\" y=\"24\" text-anchor=\"end\">Search</text>\n",
@@ -197,7 +204,10 @@ int pp__svg(const pp_profile *p, FILE *out, const pp_write_opts *o, int standalo
         x = PAD_X + (double)start[i] / (double)total * usable;
         w = (double)n->total / (double)total * usable;
         y = PAD_TOP + (double)n->depth * FRAME_H;
-        if (n->frame == PP_NONE)
+        note[0] = '\0';
+        if (paint)
+            paint->box(paint->ctx, i, fill, sizeof(fill), note, sizeof(note));
+        else if (n->frame == PP_NONE)
             snprintf(fill, sizeof(fill), "rgb(200,200,190)");
         else
             color(&p->frames[n->frame], fill, sizeof(fill));
@@ -206,8 +216,14 @@ int pp__svg(const pp_profile *p, FILE *out, const pp_write_opts *o, int standalo
         pp__xml_text(out, label);
         fputs("\"><title>", out);
         pp__xml_text(out, label);
-        fprintf(out, " (%llu sample%s, %.2f%%)</title>", (unsigned long long)n->total,
-                n->total == 1 ? "" : "s", 100.0 * (double)n->total / (double)total);
+        if (note[0]) {
+            fputs(" (", out);
+            pp__xml_text(out, note);
+            fputs(")</title>", out);
+        } else {
+            fprintf(out, " (%llu sample%s, %.2f%%)</title>", (unsigned long long)n->total,
+                    n->total == 1 ? "" : "s", 100.0 * (double)n->total / (double)total);
+        }
         fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>",
                 x, y, w, FRAME_H - 1, fill);
         fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + 11.5);
@@ -226,5 +242,5 @@ out:
 
 int pp_write_flamegraph(const pp_profile *p, FILE *out, const pp_write_opts *o)
 {
-    return pp__svg(p, out, o, 1);
+    return pp__svg(p, out, o, 1, NULL);
 }

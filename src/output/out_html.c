@@ -97,7 +97,7 @@ int pp_write_html(const pp_profile *p, FILE *out, const pp_write_opts *o)
           "placeholder=\"Search functions (regular expression)\" aria-label=\"search\">"
           "<button id=\"reset\" type=\"button\">Reset zoom</button></div>\n"
           "<div id=\"graph\">\n", out);
-    rc = pp__svg(p, out, o, 0);
+    rc = pp__svg(p, out, o, 0, NULL);
     if (rc < 0)
         goto out;
     fputs("</div>\n<h2>Functions</h2>\n<table id=\"funcs\"><thead><tr>"

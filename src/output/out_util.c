@@ -22,6 +22,10 @@ const pp_format pp_formats[] = {
      .summary = "gzipped pprof protobuf"},
     {.name = "collapsed", .ext = ".txt", .write = pp_write_collapsed,
      .summary = "flamegraph.pl's collapsed stacks"},
+    {.name = "heatmap", .ext = ".heatmap.html", .write = pp_write_heatmap,
+     .summary = "page: the source lines with their share of the samples"},
+    {.name = "table", .ext = ".table.txt", .write = pp_write_table,
+     .summary = "text: functions by own and total time, for terminals and logs"},
     {.name = "perf", .ext = ".data", .recording = 1,
      .summary = "the (injected) perf.data, for perf report/Hotspot"},
 };

@@ -16,6 +16,8 @@
  *     firefox     .firefox.json      the Firefox Profiler's processed format (version 61)
  *     pprof       .pb.gz             gzipped profile.proto (go tool pprof, Pyroscope...)
  *     collapsed   .txt               flamegraph.pl's "a;b;c 12" lines
+ *     table       .table.txt         functions by own and total time, in text
+ *     heatmap     .heatmap.html      the source files, each line's share of the samples
  *     perf        .data              the (injected) perf.data, for perf report/Hotspot
  */
 #ifndef PERFPY_OUTPUT_H
@@ -28,6 +30,8 @@
 
 typedef struct pp_write_opts {
     const char *title;       /* shown by the graphical formats; NULL: program name */
+    const pp_profile *base;  /* the diff writers: the profile NEW is compared with */
+    int rows;                /* the diff writers' table: rows (0: 25 in text, 200 in html) */
 } pp_write_opts;
 
 typedef int (*pp_writer_fn)(const pp_profile *p, FILE *out, const pp_write_opts *o);
@@ -64,6 +68,12 @@ int pp_write_flamegraph(const pp_profile *p, FILE *out, const pp_write_opts *o);
 int pp_write_html(const pp_profile *p, FILE *out, const pp_write_opts *o);
 int pp_write_speedscope(const pp_profile *p, FILE *out, const pp_write_opts *o);
 int pp_write_firefox(const pp_profile *p, FILE *out, const pp_write_opts *o);
+int pp_write_table(const pp_profile *p, FILE *out, const pp_write_opts *o);
+int pp_write_heatmap(const pp_profile *p, FILE *out, const pp_write_opts *o);
+/* perfpy diff (out_diff.c): p is NEW, o->base BASE; -EINVAL without it. */
+int pp_write_diff_html(const pp_profile *p, FILE *out, const pp_write_opts *o);
+int pp_write_diff_flamegraph(const pp_profile *p, FILE *out, const pp_write_opts *o);
+int pp_write_diff_table(const pp_profile *p, FILE *out, const pp_write_opts *o);
 int pp_write_pprof(const pp_profile *p, FILE *out, const pp_write_opts *o);
 
 /* The uncompressed protobuf of a pprof Profile (tests decode it); malloc'ed. */
@@ -83,9 +93,21 @@ const char *pp__title(const pp_profile *p, const pp_write_opts *o);
 /* The profile's call tree as compact JSON for the embedded viewers:
  * {"f":[[label,kind],...],"n":[[frame,parent,total,self],...]} */
 int pp__tree_json(const pp_profile *p, const pp_tree *t, FILE *out);
+/* What a box of the flame graph shows beyond its frame: its fill colour and
+ * its tooltip's end, for node i of pp_tree_build(p) (NULL: the frame's
+ * colour, its samples and share). */
+typedef struct pp__paint {
+    void (*box)(void *ctx, uint32_t node, char *fill, size_t fill_cap, char *note,
+                size_t note_cap);
+    void *ctx;
+    const char *subtitle;          /* after the title; NULL: "N samples" */
+} pp__paint;
+
 /* The flame graph's <svg> element; standalone adds the XML declaration and a
- * fixed width (the HTML page embeds it at 100% width). out_flamegraph.c. */
-int pp__svg(const pp_profile *p, FILE *out, const pp_write_opts *o, int standalone);
+ * fixed width (the HTML page embeds it at 100% width); paint may be NULL.
+ * out_flamegraph.c. */
+int pp__svg(const pp_profile *p, FILE *out, const pp_write_opts *o, int standalone,
+            const pp__paint *paint);
 /* A thread's track name: "worker-1 (tid 4612)", and its process's,
  * "worker-1 (tid 4612), python3 (pid 4609)", when there are several. */
 void pp__thread_label(const pp_profile *p, const pp_thread *t, char *buf, size_t cap);

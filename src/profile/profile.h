@@ -156,6 +156,8 @@ typedef struct pp_profile {
     uint64_t samples;              /* samples folded (= sum of stack counts) */
     uint64_t period;               /* sum of weights */
     pp_value_kind value;           /* PP_VALUE_CPU unless the recording says otherwise */
+    int exec_lines;                /* Python frames carry the line they were executing
+                                      (sample and read modes), not their def line */
     uint64_t period_ns;            /* the nominal period (1e9 / rate); 0 unknown */
     uint64_t truncated;            /* samples whose stack did not reach a root */
     uint64_t lost;                 /* events perf reported lost (PERF_RECORD_LOST) */
@@ -343,6 +345,21 @@ typedef struct pp_func_stat {
 /* calloc'ed array of p->nframes entries, or NULL (out of memory). */
 pp_func_stat *pp_profile_func_stats(const pp_profile *p);
 
+/* The same per function rather than per frame: frames of one (kind, name,
+ * file) are one function, unless by_line (then a frame is a function: the
+ * trampoline modes' frames carry the def line). Sample mode's frames carry
+ * the executing line, so there one function has a frame per line it was
+ * seen at; by_line 0 groups them (two functions of one name in one file,
+ * lambdas, are then one row). Each counted once per sample. */
+typedef struct pp_func {
+    uint32_t frame;                /* its first frame: the name, file and label */
+    uint64_t self, own, total;
+} pp_func;
+
+/* malloc'ed array in *out of *n functions (those with samples), in frame
+ * order; 0 or -ENOMEM. */
+int pp_profile_functions(const pp_profile *p, int by_line, pp_func **out, uint32_t *n);
+
 /* The call tree (what flame graphs draw): node 0 is the root ("all"),
  * children sorted by label, so the same profile draws the same picture. */
 typedef struct pp_tree_node {
@@ -363,6 +380,28 @@ typedef struct pp_tree {
 
 int pp_tree_build(const pp_profile *p, pp_tree *t);
 void pp_tree_free(pp_tree *t);
+
+/* ---- two profiles compared (diff.c) ----------------------------------- */
+
+/* A function in either of two profiles, its shares of each profile's own
+ * total in percent (0 where it is absent). own: its own time for a Python
+ * function, its self time for the others. Named by frame of profile p (the
+ * new one when it is there). */
+typedef struct pp_diff_func {
+    const pp_profile *p;
+    uint32_t frame;
+    double base_own, new_own, base_total, new_total;
+} pp_diff_func;
+
+/* Every function of base or nw, matched by (kind, name, file); malloc'ed
+ * in *out. 0 or -ENOMEM. */
+int pp_diff_functions(const pp_profile *base, const pp_profile *nw, pp_diff_func **out,
+                      uint32_t *n);
+/* For each node of tn (pp_tree_build(nw)): the base profile's share in
+ * percent of the node with the same path of labels (0 when base has none);
+ * malloc'ed in *base_share. 0 or -ENOMEM. */
+int pp_diff_tree(const pp_profile *base, const pp_profile *nw, const pp_tree *tn,
+                 double **base_share);
 
 /* Stack indexes sorted by their frames' labels, root first, byte order
  * (frame id breaks ties): deterministic outputs. malloc'ed, or NULL. */

@@ -47,6 +47,102 @@ pp_func_stat *pp_profile_func_stats(const pp_profile *p)
     return st;
 }
 
+/* ---- per function -------------------------------------------------------- */
+
+static int cmp_first_frame(const void *a, const void *b)
+{
+    const pp_func *x = a, *y = b;
+
+    return (x->frame > y->frame) - (x->frame < y->frame);
+}
+
+static int cmp_name(const void *a, const void *b, void *ctx)
+{
+    const pp_profile *p = ctx;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    const pp_frame *x = &p->frames[i], *y = &p->frames[j];
+    int c = (x->kind > y->kind) - (x->kind < y->kind);
+
+    if (!c)
+        c = strcmp(x->name, y->name);
+    if (!c)
+        c = strcmp(x->file, y->file);
+    return c ? c : (i > j) - (i < j);
+}
+
+/* of[frame] = its function: frames sorted by (kind, name, file), equal
+ * neighbours one function unless by_line. The number of functions. */
+static uint32_t group_frames(const pp_profile *p, int by_line, uint32_t *of, uint32_t *first)
+{
+    uint32_t *idx = malloc((p->nframes ? p->nframes : 1) * sizeof(*idx)), n = 0;
+
+    if (!idx)
+        return UINT32_MAX;
+    for (uint32_t i = 0; i < p->nframes; i++)
+        idx[i] = i;
+    qsort_r(idx, p->nframes, sizeof(*idx), cmp_name, (void *)p);
+    for (uint32_t k = 0; k < p->nframes; k++) {
+        const pp_frame *f = &p->frames[idx[k]];
+        const pp_frame *last = n ? &p->frames[first[n - 1]] : NULL;
+        if (!last || by_line || last->kind != f->kind || strcmp(last->name, f->name) ||
+            strcmp(last->file, f->file))
+            first[n++] = idx[k];
+        of[idx[k]] = n - 1;
+    }
+    free(idx);
+    return n;
+}
+
+int pp_profile_functions(const pp_profile *p, int by_line, pp_func **out, uint32_t *nout)
+{
+    size_t nf = p->nframes ? p->nframes : 1;
+    uint32_t *of = malloc(nf * sizeof(*of)), *first = malloc(nf * sizeof(*first));
+    uint32_t *seen = calloc(nf, sizeof(*seen)), n, k = 0;
+    pp_func *v = NULL;
+    int rc = -ENOMEM;
+
+    if (!of || !first || !seen || (n = group_frames(p, by_line, of, first)) == UINT32_MAX ||
+        !(v = calloc(n ? n : 1, sizeof(*v))))
+        goto out;
+    for (uint32_t s = 0; s < p->nstacks; s++) {
+        const pp_stack *st = &p->stacks[s];
+        const uint32_t *ids = pp_stack_ids(p, st);
+        uint64_t val = pp_stack_value(p, st);
+        uint32_t inner = PP_NONE;
+
+        if (!st->depth)
+            continue;
+        v[of[ids[st->depth - 1]]].self += val;
+        for (uint32_t d = 0; d < st->depth; d++) {
+            uint32_t g = of[ids[d]];
+            if (p->frames[ids[d]].kind == PP_FRAME_PYTHON)
+                inner = g;
+            if (seen[g] != s + 1) {          /* once per stack under recursion */
+                seen[g] = s + 1;
+                v[g].total += val;
+            }
+        }
+        if (inner != PP_NONE)
+            v[inner].own += val;
+    }
+    for (uint32_t g = 0; g < n; g++)          /* those with samples, in frame order */
+        if (v[g].total) {
+            v[g].frame = first[g];
+            v[k++] = v[g];
+        }
+    qsort(v, k, sizeof(*v), cmp_first_frame);
+    *out = v;
+    *nout = k;
+    v = NULL;
+    rc = 0;
+out:
+    free(v);
+    free(of);
+    free(first);
+    free(seen);
+    return rc;
+}
+
 static const pp_profile *cmp_profile;
 
 static int cmp_stack(const void *a, const void *b)

@@ -343,6 +343,7 @@ static int rebuild(pp_folder *f, int proc_roots)
     nw.time_first_ns = old->time_first_ns;
     nw.time_last_ns = old->time_last_ns;
     nw.value = old->value;
+    nw.exec_lines = old->exec_lines;
     nw.period_ns = old->period_ns;
     nw.time_unix_ns = old->time_unix_ns;
     nw.duration_ns = old->duration_ns;

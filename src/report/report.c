@@ -308,7 +308,7 @@ static int script(run *x)
 
 static int write_out(run *x)
 {
-    pp_write_opts wo = {x->o->title};
+    pp_write_opts wo = {.title = x->o->title};
 
     if (x->f->recording)
         return pp_output_copy(x->data, x->r->output, x->e);

@@ -111,6 +111,14 @@ void pp_report_result_free(pp_report_result *r);
  * without ".data" ("perf.data" -> "perf.svg"; format perf: "perf-perfpy.data"). */
 void pp_report_default_output(const char *input, const pp_format *f, char *buf, size_t cap);
 
+/* A profile perfpy wrote, read back into p (read_profile.c): collapsed
+ * stacks, or perfpy's gzipped pprof; what `perfpy diff` compares. 0, or a
+ * negative errno with e's sentence (-ENODATA: no samples in it). */
+int pp_read_profile(const char *path, pp_profile *p, pp_error *e);
+/* The same of a buffer (tests, the fuzzer): 0, -EINVAL (damaged pprof) or
+ * -ENOMEM; lines or samples not understood are counted in p->bad_lines. */
+int pp_read_profile_buffer(const uint8_t *data, size_t len, pp_profile *p);
+
 /* Samples, lost events, truncated share, the top `top` Python functions by
  * own and by total time, and the output path (summary.c). */
 void pp_summary_print(FILE *out, const pp_report_result *r, int top);

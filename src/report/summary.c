@@ -12,91 +12,37 @@
 /* The summary ranks functions, not lines. In the trampoline modes a Python
  * frame is a function (its def line); in sample mode each executing line
  * of a function is a frame of its own (split at lines 199 and 207 are two),
- * so there the frames are grouped by name and file (the def line is not in
- * the profile: two functions of one name in one file, lambdas, are one row)
- * and each row is named without a line. A function's own and total time
- * count each sample once. */
-typedef struct func {
-    uint32_t frame;              /* its first frame: the name, file and label */
-    uint64_t own, total;
-    uint32_t seen;               /* the last stack counted in total, + 1 */
-} func;
-
+ * so there the frames are grouped by name and file (pp_profile_functions)
+ * and each row is named without a line. */
 typedef struct funcs {
-    func *v;
+    pp_func *v;
     uint32_t n;
-    uint32_t *of;                /* per frame: its function, or PP_NONE */
 } funcs;
 
-static int cmp_frame_name(const void *a, const void *b, void *ctx)
-{
-    const pp_profile *p = ctx;
-    const pp_frame *x = &p->frames[*(const uint32_t *)a], *y = &p->frames[*(const uint32_t *)b];
-    int c = strcmp(x->name, y->name);
-
-    if (!c)
-        c = strcmp(x->file, y->file);
-    return c ? c : (*(const uint32_t *)a > *(const uint32_t *)b) -
-                   (*(const uint32_t *)a < *(const uint32_t *)b);
-}
-
-/* by_line: frames with another line are other functions (trampoline
- * modes). 0, or -1 out of memory. */
+/* The Python functions: 0, or -1 out of memory. */
 static int funcs_make(const pp_profile *p, int by_line, funcs *f)
 {
-    uint32_t *idx = malloc((p->nframes ? p->nframes : 1) * sizeof(*idx)), n = 0;
+    uint32_t k = 0;
 
-    f->v = calloc(p->nframes ? p->nframes : 1, sizeof(*f->v));
-    f->of = malloc((p->nframes ? p->nframes : 1) * sizeof(*f->of));
-    f->n = 0;
-    if (!idx || !f->v || !f->of) {
-        free(idx);
+    if (pp_profile_functions(p, by_line, &f->v, &f->n) < 0) {
+        f->v = NULL;
         return -1;
     }
-    for (uint32_t i = 0; i < p->nframes; i++) {
-        f->of[i] = PP_NONE;
-        if (p->frames[i].kind == PP_FRAME_PYTHON)
-            idx[n++] = i;
-    }
-    qsort_r(idx, n, sizeof(*idx), cmp_frame_name, (void *)p);
-    for (uint32_t k = 0; k < n; k++) {
-        const pp_frame *fr = &p->frames[idx[k]];
-        const pp_frame *last = f->n ? &p->frames[f->v[f->n - 1].frame] : NULL;
-        if (!last || by_line || strcmp(last->name, fr->name) || strcmp(last->file, fr->file))
-            f->v[f->n++].frame = idx[k];
-        f->of[idx[k]] = f->n - 1;
-    }
-    free(idx);
-    for (uint32_t s = 0; s < p->nstacks; s++) {
-        const pp_stack *st = &p->stacks[s];
-        const uint32_t *ids = pp_stack_ids(p, st);
-        uint64_t v = pp_stack_value(p, st);
-        uint32_t inner = PP_NONE;
-        for (uint32_t k = 0; k < st->depth; k++) {
-            uint32_t g = f->of[ids[k]];
-            if (g == PP_NONE)
-                continue;
-            inner = g;
-            if (f->v[g].seen != s + 1) {
-                f->v[g].seen = s + 1;
-                f->v[g].total += v;
-            }
-        }
-        if (inner != PP_NONE)
-            f->v[inner].own += v;
-    }
+    for (uint32_t i = 0; i < f->n; i++)
+        if (p->frames[f->v[i].frame].kind == PP_FRAME_PYTHON)
+            f->v[k++] = f->v[i];
+    f->n = k;
     return 0;
 }
 
 static void funcs_free(funcs *f)
 {
     free(f->v);
-    free(f->of);
 }
 
 static int cmp_func(const void *a, const void *b, void *ctx)
 {
-    const func *x = a, *y = b;
+    const pp_func *x = a, *y = b;
     int by_own = *(const int *)ctx;
     uint64_t vx = by_own ? x->own : x->total, vy = by_own ? y->own : y->total;
 
@@ -115,7 +61,7 @@ static void print_top(FILE *out, const pp_profile *p, funcs *f, int by_own, int 
     fprintf(out, "perfpy: top Python functions by %s time (own = innermost Python frame):\n"
             "     own   total  function\n", by_own ? "own" : "total");
     for (uint32_t i = 0; i < f->n && (int)i < top; i++) {
-        const func *s = &f->v[i];
+        const pp_func *s = &f->v[i];
         const pp_frame *fr = &p->frames[s->frame];
         if (!(by_own ? s->own : s->total))
             break;

@@ -19,7 +19,7 @@ from support import PERFPY, ROOT, run
 
 MAN = os.path.join(ROOT, "docs", "perfpy.1")
 README = os.path.join(ROOT, "README.md")
-COMMANDS = ["record", "run", "report", "jitdump", "dump", "top", "doctor"]
+COMMANDS = ["record", "run", "report", "diff", "jitdump", "dump", "top", "doctor"]
 HELP_ONLY = {"-h", "--help", "-V", "--version"}   # need no default
 
 # "  -o, --output FILE   text", "      --keep   text", "  -- PYTHON   text"
