@@ -225,6 +225,10 @@ $(BUILD)/obj/tests/unit/test_collect.c.o: ALL_CFLAGS += $(if $(PP_BPF),-DPP_BPF=
 $(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) $(SAMPLE_LIB) $(PIPELINE_LIBS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BPF_LDLIBS) $(UNWIND_LDLIBS)
 
+# the profile model's memory for an hour of samples (docs/PERFORMANCE.md)
+$(BUILD)/bench-model-memory: bench/model_memory.c $(PIPELINE_LIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(BUILD)/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(CLI_LIB) $(SAMPLE_LIB) $(PIPELINE_LIBS)
 	$(CC) $(ALL_CFLAGS) -Isrc -Isrc/engine $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
