@@ -72,6 +72,9 @@ int pp_find_libdir_quiet(char *buf, size_t cap);
 int pp_sampler_find(const char *libdir, char *path, size_t cap, char *why, size_t why_cap);
 /* perfpy-sample --read ...: read mode's recorder (read_main.c). */
 int pp__read_main(int argc, char **argv);
+/* perfpy-sample --top INTERVAL --read ...: perfpy top in read mode
+ * (read_main.c). */
+int pp__read_top(double interval, int argc, char **argv);
 /* perfpy-sample --dump (dump_main.c). */
 int pp__dump_main(int argc, char **argv);
 /* The sentence for a perfpy without it, from pp_sampler_find's path and why. */

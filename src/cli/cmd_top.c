@@ -3,12 +3,14 @@
  *
  * A live view of a Python program, like top: its functions ranked by their
  * own and total share of the last interval's samples, redrawn every
- * interval. Sampling is sample mode's (perfpy-sample, which links libbpf
- * and elfutils: sample_main.c records, top_view.c draws); this file parses
- * the options and hands over, as record's sample mode does.
+ * interval. The recorder is perfpy-sample's (it links libbpf and
+ * elfutils): sample mode's (sample_main.c) where its BPF program loads,
+ * else read mode's (read_main.c); top_view.c draws. This file parses the
+ * options, picks the mode and hands over, as record's sample mode does.
  */
 #include "cli.h"
 #include "options.h"
+#include "record.h"
 #include "top_view.h"
 
 #include <errno.h>
@@ -31,9 +33,11 @@ static void help(FILE *out)
             "A live view of a running Python program, like top: its functions ranked\n"
             "by their own and total share of the last interval's CPU samples, redrawn\n"
             "every interval, with the samples, their rate, those lost, and the\n"
-            "processes and threads followed. Python, C and kernel functions, read in\n"
-            "sample mode (BPF: root, or CAP_BPF and CAP_PERFMON; nothing installed in\n"
-            "the program). CPython 3.8 to 3.15.\n"
+            "processes and threads followed. CPython 3.8 to 3.15; nothing is\n"
+            "installed in the program. The best mode this machine allows, said on\n"
+            "the second line: sample mode (BPF: root, or CAP_BPF and CAP_PERFMON):\n"
+            "Python, C and kernel functions; else read mode (a process of your own\n"
+            "user, or one top starts): Python functions only.\n"
             "\n"
             "keys: o rank by own share, t by total share, n own share by the leaf\n"
             "frame (C and kernel functions rank too) or by the innermost Python\n"
@@ -47,11 +51,13 @@ static void help(FILE *out)
             "                       (default: start PROGRAM)\n"
             "  -r, --rate HZ        samples per second per busy thread (default: %d)\n"
             "  -i, --interval SECS  seconds between redraws (default: %g)\n"
+            "      --mode MODE      auto, sample or read (default: auto: sample mode\n"
+            "                       where it loads, else read mode)\n"
             "  -h, --help           this help\n"
             "\n"
             "exit status: 0 after q, Ctrl-C, SIGTERM or the process's end (a\n"
             "started program that ends by itself: its own status), 1 when it cannot\n"
-            "sample, 2 usage error\n"
+            "read the process, 2 usage error\n"
             "\n"
             "examples:\n"
             "  perfpy top -p 4242\n"
@@ -74,6 +80,12 @@ static int top_option(int c, void *opts, pp_usage *u)
             return pp_usage_set(u, "--rate takes a whole number of samples per second "
                                 "(1 to 100000), not '%s'", optarg);
         break;
+    case 'M':
+        if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "sample") != 0 &&
+            strcmp(optarg, "read") != 0)
+            return pp_usage_set(u, "--mode is auto, sample or read, not '%s'", optarg);
+        o->mode = optarg;
+        break;
     case 'i':
         o->interval = strtod(optarg, &end);
         if (end == optarg || *end || !(o->interval >= 0.1 && o->interval <= 3600))
@@ -90,6 +102,7 @@ int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u)
         {"pid", required_argument, NULL, 'p'},
         {"rate", required_argument, NULL, 'r'},
         {"interval", required_argument, NULL, 'i'},
+        {"mode", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -98,6 +111,7 @@ int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u)
     memset(o, 0, sizeof(*o));
     o->rate = TOP_RATE;
     o->interval = TOP_INTERVAL;
+    o->mode = "auto";
     rc = pp_getopt_each(argc, argv, "+:p:r:i:h", opts, top_option, o, u);
     if (rc != PP_PARSED_RUN)
         return rc;
@@ -133,6 +147,21 @@ int pp_cmd_top(int argc, char **argv)
         pp_sampler_absent(helper, why, said, sizeof(said));
         return pp_fail("perfpy top samples with perfpy-sample, and %s", said);
     }
+    if (strcmp(o.mode, "read") != 0 &&
+        pp__record_sample_check(libdir[0] ? libdir : NULL, why, sizeof(why)) != 0) {
+        if (strcmp(o.mode, "sample") == 0)
+            return pp_fail("sample mode cannot sample here (%s): it needs root, or the "
+                           "capabilities CAP_BPF and CAP_PERFMON, and a kernel with BPF and "
+                           "BTF; --mode read needs none of them", why);
+        o.mode = "read";
+    }
+    if (strcmp(o.mode, "read") == 0 && o.pid &&
+        (rc = pp__record_can_read((pid_t)o.pid)) != 0)
+        return pp_fail("cannot read the memory of the process %ld: %s", o.pid, rc == -EPERM
+                       ? "not permitted (a user may read only its own processes, and "
+                         "kernel.yama.ptrace_scope may allow only children: run perfpy as "
+                         "that process's user, or as root for sample mode)"
+                       : strerror(-rc));
     while (o.argv && o.argv[n])
         n++;
     if (!(args = calloc((size_t)n + 16, sizeof(*args))))
@@ -146,6 +175,8 @@ int pp_cmd_top(int argc, char **argv)
     args[k++] = helper;
     args[k++] = "--top";
     args[k++] = every;
+    if (strcmp(o.mode, "read") == 0)
+        args[k++] = "--read";
     args[k++] = "-";
     args[k++] = "-";
     args[k++] = rate;

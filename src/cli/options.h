@@ -134,6 +134,7 @@ int pp_dump_parse(int argc, char **argv, pp_dump_cli *o, pp_usage *u);
 typedef struct pp_top_cli {
     long pid, rate;
     double interval;           /* seconds between redraws */
+    const char *mode;          /* "auto", "sample" or "read" */
     char **argv;               /* the program to start, or NULL */
 } pp_top_cli;
 int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u);

@@ -32,6 +32,7 @@
 #include "sample/pyread.h"
 #include "sample/pystack.h"
 #include "sample/splice.h"
+#include "top_view.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,7 +72,15 @@ typedef struct reader {
     uint64_t period_ns;             /* a tick: what a running thread's sample weighs */
     int stopped;                    /* the duration or Ctrl-C ended it */
     double seconds;                 /* how long it ran */
+    /* perfpy top: each interval shown, not written */
+    pp_profile *prof;               /* what the folder fills */
+    pp_fold_opts fo;
+    pp_top *top;                    /* the view, opened at the first tick */
+    char top_title[256], top_how[192];
+    uint64_t every_ns, start_ns, next_ns;
 } reader;
+
+static double top_every;            /* pp__read_top's interval (0: record) */
 
 static uint64_t mono_ns(void)
 {
@@ -249,6 +258,46 @@ static void on_interrupt(int sig)
     interrupted = 1;
 }
 
+/* perfpy top: its keys, and each interval shown once it is over (the
+ * folder closed, the profile shown, a new one begun). 0, or -ENOMEM. */
+static int top_tick(reader *r)
+{
+    uint64_t now = mono_ns();
+    pp_top_counts c = {0, 0, 0, 0};
+
+    if (!r->top && pp_top_open(&r->top, r->top_title, r->top_how) != 0)
+        return -ENOMEM;
+    if (pp_top_keys(r->top) == PP_TOP_QUIT || (r->denied && !r->samples))
+        interrupted = 1;            /* (not ours to read: said once the view is gone) */
+    if (now < r->next_ns)
+        return 0;
+    pp_fold_close(r->fold);
+    r->fold = NULL;
+    c.seconds = (double)(now - r->start_ns) / 1e9;
+    for (size_t i = 0; i < r->nprocs; i++) {
+        unsigned n = r->procs[i].gone ? 0 : pp_top_threads_of(r->procs[i].pid);
+
+        c.threads += n;
+        c.processes += n > 0;
+    }
+    pp_top_show(r->top, r->prof, &c);
+    pp_profile_free(r->prof);
+    r->start_ns = now;
+    while (r->next_ns <= now)       /* on the grid: a late wake-up does not drift */
+        r->next_ns += r->every_ns;
+    if (pp_profile_init(r->prof) != 0 || pp_fold_open(&r->fold, r->prof, &r->fo) != 0)
+        return -ENOMEM;
+    r->prof->period_ns = r->period_ns;  /* as the first interval's (pp__read_main) */
+    r->prof->exec_lines = 1;
+    return 0;
+}
+
+static void top_end(reader *r)
+{
+    pp_top_close(r->top);
+    r->top = NULL;
+}
+
 /* Ticks until the program ends (started: *status its wait status), or,
  * attached, until it ends, the duration passes or Ctrl-C. A started
  * program past its duration gets SIGINT, as on Ctrl-C, then SIGTERM and
@@ -268,6 +317,12 @@ static void run(reader *r, long rate, double duration, int started, int *status)
 
             if (w == r->pid || (w < 0 && errno != EINTR))
                 return;
+            /* top's q or SIGTERM: the terminal back, then the program
+             * ended as -d ends it */
+            if (r->every_ns && interrupted && !end) {
+                top_end(r);
+                end = now;
+            }
         } else if (interrupted || (kill(r->pid, 0) != 0 && errno == ESRCH)) {
             r->stopped = interrupted;
             return;
@@ -284,6 +339,11 @@ static void run(reader *r, long rate, double duration, int started, int *status)
             scanned = now;
         }
         tick(r);
+        if (r->every_ns && !(started && end) && top_tick(r) != 0) {
+            top_end(r);
+            fprintf(stderr, "perfpy: out of memory\n");
+            exit(PP_EXIT_FAIL);
+        }
         next += period;
         if (next < mono_ns())
             next = mono_ns() + period;          /* behind: the missed ticks are gone */
@@ -343,6 +403,10 @@ static int finish(reader *r, pp_profile *prof, const char *format, const char *o
 
     pp_fold_close(r->fold);
     r->fold = NULL;
+    if (r->every_ns) {              /* top: shown as it went, nothing to write */
+        pp_profile_free(prof);
+        return rc;
+    }
     memset(&rr, 0, sizeof(rr));
     pp__record_say_end(r->stopped, r->seconds, attached ? 0 : wait_status);
     if (prof->samples == 0) {
@@ -381,6 +445,16 @@ int pp__read_main(int argc, char **argv)
     fo.threads = strcmp(argv[7], "1") == 0;
     attached = strcmp(argv[8], "-p") == 0;
     r.period_ns = 1000000000ull / (uint64_t)(rate > 0 ? rate : 1);
+    r.prof = &prof;
+    r.fo = fo;
+    if (top_every > 0) {
+        r.every_ns = (uint64_t)(top_every * 1e9);
+        pp_top_title(r.top_title, sizeof(r.top_title), argv + 8);
+        snprintf(r.top_how, sizeof(r.top_how), "read mode (no root: Python frames read from "
+                 "outside, %ld Hz, CPU time; no C frames)", rate);
+        signal(SIGTERM, on_interrupt);
+        signal(SIGHUP, on_interrupt);
+    }
     if (pp_profile_init(&prof) != 0 || pp_fold_open(&r.fold, &prof, &fo) != 0 ||
         pp_splice_open(&r.sp, NULL) != 0 || pp_pycode_open(&r.codes) != 0 ||
         !(r.threads = calloc(PP_PYSTACK_THREADS, sizeof(*r.threads)))) {
@@ -393,12 +467,14 @@ int pp__read_main(int argc, char **argv)
         r.pid = (pid_t)strtol(argv[9], NULL, 10);
         signal(SIGINT, on_interrupt);
         signal(SIGTERM, on_interrupt);
-        fprintf(stderr, "perfpy: recording the process %d in read mode (%ld Hz; no hook, no "
+        if (!r.every_ns)
+            fprintf(stderr, "perfpy: recording the process %d in read mode (%ld Hz; no hook, no "
                 "root: its Python frames read from outside); Ctrl-C stops\n", (int)r.pid, rate);
     } else {
         signal(SIGINT, SIG_IGN);   /* the program gets Ctrl-C; it ends, then we do */
-        fprintf(stderr, "perfpy: recording %s in read mode (%ld Hz; no hook, no root: its "
-                "Python frames read from outside)\n", argv[9], rate);
+        if (!r.every_ns)
+            fprintf(stderr, "perfpy: recording %s in read mode (%ld Hz; no hook, no root: its "
+                    "Python frames read from outside)\n", argv[9], rate);
         fflush(stderr);
         if ((r.pid = start(argv + 9)) < 0) {
             fprintf(stderr, "perfpy: cannot start %s: %s\n", argv[9], strerror(errno));
@@ -406,8 +482,11 @@ int pp__read_main(int argc, char **argv)
         }
     }
     t0 = mono_ns();
+    r.start_ns = t0;
+    r.next_ns = t0 + r.every_ns;
     run(&r, rate, strtod(argv[5], NULL), !attached, &status);
     r.seconds = (double)(mono_ns() - t0) / 1e9;
+    top_end(&r);
     if (r.denied && !r.samples) {
         fprintf(stderr, "perfpy: cannot read the memory of the process %d: not permitted (a "
                 "user may read only its own processes, and kernel.yama.ptrace_scope may "
@@ -415,7 +494,8 @@ int pp__read_main(int argc, char **argv)
                 "sample mode)\n", (int)r.pid);
         rc = PP_EXIT_FAIL;
     } else {
-        notes(&r);
+        if (!r.every_ns)            /* top said its counts as it went */
+            notes(&r);
         rc = finish(&r, &prof, argv[1], argv[2], attached, status);
     }
     if (r.fold) {
@@ -427,4 +507,14 @@ int pp__read_main(int argc, char **argv)
     free(r.threads);
     free(r.procs);
     return rc;
+}
+
+int pp__read_top(double interval, int argc, char **argv)
+{
+    if (!(interval > 0)) {
+        fprintf(stderr, "perfpy-sample --top is run by `perfpy top`\n");
+        return PP_EXIT_USAGE;
+    }
+    top_every = interval;
+    return pp__read_main(argc, argv);
 }

@@ -688,35 +688,6 @@ static void top_tick(state *st)
     }
 }
 
-/* What top's first lines say: what it watches, and how. */
-static void top_names(state *st, char **what, long rate)
-{
-    char cmd[200] = "", path[64];
-    int fd;
-    ssize_t n = 0;
-
-    if (strcmp(what[0], "-p") == 0) {
-        snprintf(path, sizeof(path), "/proc/%ld/cmdline", strtol(what[1], NULL, 10));
-        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-            n = read(fd, cmd, sizeof(cmd) - 1);
-            close(fd);
-        }
-        for (ssize_t i = 0; i < n - 1; i++)
-            if (!cmd[i])
-                cmd[i] = ' ';
-        cmd[n > 0 ? n : 0] = '\0';
-        snprintf(st->top_title, sizeof(st->top_title), "process %s: %s", what[1], cmd);
-    } else {
-        size_t len = 0;
-
-        for (int i = 1; what[i] && len < sizeof(st->top_title) - 1; i++)
-            len += (size_t)snprintf(st->top_title + len, sizeof(st->top_title) - len, "%s%s",
-                                    i > 1 ? " " : "", what[i]);
-    }
-    snprintf(st->top_how, sizeof(st->top_how), "sample mode (BPF, %ld Hz per busy thread, "
-             "CPU time; nothing installed in the program)", rate);
-}
-
 /* The terminal as it was, before anything more is said on it. */
 static void top_end(state *st)
 {
@@ -1107,6 +1078,8 @@ int main(int argc, char **argv)
         return pp__dump_main(argc - 1, argv + 1);      /* perfpy dump: dump_main.c */
     if (argc == 2 && strcmp(argv[1], "--tables") == 0)
         return print_tables();
+    if (argc > 3 && strcmp(argv[1], "--top") == 0 && strcmp(argv[3], "--read") == 0)
+        return pp__read_top(strtod(argv[2], NULL), argc - 3, argv + 3);   /* read_main.c */
     if (argc > 2 && strcmp(argv[1], "--top") == 0) {
         /* perfpy top: --top INTERVAL, then a recording's arguments */
         top_every = strtod(argv[2], NULL);
@@ -1125,7 +1098,9 @@ int main(int argc, char **argv)
     if (top_every > 0) {
         st.top_mode = 1;
         st.every_ns = (uint64_t)(top_every * 1e9);
-        top_names(&st, argv + 8, rate);
+        pp_top_title(st.top_title, sizeof(st.top_title), argv + 8);
+        snprintf(st.top_how, sizeof(st.top_how), "sample mode (BPF, %ld Hz per busy thread, "
+                 "CPU time; nothing installed in the program)", rate);
         signal(SIGTERM, on_interrupt);
         signal(SIGHUP, on_interrupt);
     }
@@ -1160,7 +1135,8 @@ int main(int argc, char **argv)
         st.ending = 1;              /* what is left goes to the last interval */
         while (take(&st, 0) > 0)
             ;
-        notes(&st, st.c);
+        if (!st.top_mode)           /* top said its counts as it went */
+            notes(&st, st.c);
         st.prof->lost = pp_collect_lost(st.c);  /* the summary's "lost events" */
     }
     pp_collect_close(st.c);

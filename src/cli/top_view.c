@@ -593,3 +593,28 @@ unsigned pp_top_threads_of(pid_t pid)
     closedir(d);
     return n;
 }
+
+void pp_top_title(char *buf, size_t cap, char **what)
+{
+    char cmd[200] = "", path[64];
+    size_t len = 0;
+    ssize_t n = 0;
+    int fd;
+
+    if (strcmp(what[0], "-p") == 0) {
+        snprintf(path, sizeof(path), "/proc/%ld/cmdline", strtol(what[1], NULL, 10));
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+            n = read(fd, cmd, sizeof(cmd) - 1);
+            close(fd);
+        }
+        for (ssize_t i = 0; i < n - 1; i++)
+            if (!cmd[i])
+                cmd[i] = ' ';
+        cmd[n > 0 ? n : 0] = '\0';
+        snprintf(buf, cap, "process %s: %s", what[1], cmd);
+        return;
+    }
+    buf[0] = '\0';
+    for (int i = 1; what[i] && len + 1 < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i > 1 ? " " : "", what[i]);
+}

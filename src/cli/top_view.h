@@ -22,6 +22,7 @@
 
 #include "profile/profile.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -55,6 +56,11 @@ int pp_top_tty(const pp_top *t);
 
 /* The terminal as it was; frees t. NULL is a no-op. */
 void pp_top_close(pp_top *t);
+
+/* What top watches, for its first line, from a recording's arguments
+ * (what: "-p PID" or "-- PROGRAM ARGS..."): "process PID: its command
+ * line", or the program's command line. */
+void pp_top_title(char *buf, size_t cap, char **what);
 
 /* The threads of pid now (/proc/PID/task), 0 when gone. */
 unsigned pp_top_threads_of(pid_t pid);

@@ -18,11 +18,14 @@ import signal
 import subprocess
 import time
 
-from support import BUILD, PERFPY, ROOT, TempDirTest, interpreters, note, run
+from support import (BUILD, LIBDIR, PERFPY, ROOT, TempDirTest, interpreters, note,
+                     others_can_reach, run, tree_for_others)
 
 SAMPLER = os.path.join(BUILD, "perfpy-sample")
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 TARGET = os.path.join(ROOT, "tests", "integration", "programs", "top_target.py")
 # a row of the functions table: "  97.0%  100.0%       24       24  hot_function (...)"
+HOW = {"sample": "sample mode (BPF, 99 Hz", "read": "read mode (no root"}
 ROW = re.compile(r"^ *([\d.]+)% +([\d.]+)% +(\d+) +(\d+)  (.*)$")
 
 
@@ -149,10 +152,10 @@ class Terminal(TopTest):
             self.fail("tmux is missing (scripts/deps.sh --tests installs it)")
 
     def test_q_at_80x24_and_200x50(self):
-        for cols, rows in ((80, 24), (200, 50)):
-            with self.subTest(size="%dx%d" % (cols, rows)):
+        for cols, rows, mode in ((80, 24, "sample"), (200, 50, "sample"), (80, 24, "read")):
+            with self.subTest(size="%dx%d" % (cols, rows), mode=mode):
                 target, status = self.target()
-                t = Tmux(self, cols, rows, ["-p", str(target.pid)])
+                t = Tmux(self, cols, rows, ["--mode", mode, "-p", str(target.pid)])
                 try:
                     t.wait_for(lambda: hot_first(t.screen()), 3, "hot_function first")
                     shown = time.monotonic() - t.t0
@@ -161,7 +164,7 @@ class Terminal(TopTest):
                     self.assertTrue(all(len(l) <= cols for l in screen), screen)
                     self.assertTrue(screen[0].startswith("perfpy top: process %d: "
                                                          % target.pid), screen)
-                    self.assertIn("sample mode (BPF", screen[1])
+                    self.assertTrue(screen[1].startswith(HOW[mode]), screen)
                     self.assertRegex(screen[2], r"samples \(\d+/s\), \d+ lost; 1 process, "
                                      r"2 threads")
                     self.assertEqual(t.alternate(), "1")
@@ -181,8 +184,8 @@ class Terminal(TopTest):
                     self.assertEqual(t.alternate(), "0")
                     self.assertIsNone(target.poll())
                     self.count(status, after=before)
-                    note("%dx%d: hot_function first %.1f s after start; q ended top in "
-                         "%.2f s; stty -a the same" % (cols, rows, shown, took))
+                    note("%dx%d, %s mode: hot_function first %.1f s after start; q ended top "
+                         "in %.2f s; stty -a the same" % (cols, rows, mode, shown, took))
                 finally:
                     t.close()
                 target.kill()
@@ -258,12 +261,12 @@ class Plain(TopTest):
                 data += chunk
         return data.decode(errors="replace")
 
-    def test_one_table_per_interval_every_interpreter(self):
+    def test_one_table_per_interval_every_interpreter_both_modes(self):
         done = 0
-        for py in interpreters():
-            with self.subTest(py=py.label):
+        for py, mode in [(py, mode) for py in interpreters() for mode in ("sample", "read")]:
+            with self.subTest(py=py.label, mode=mode):
                 target, status = self.target(py)
-                p = subprocess.Popen([PERFPY, "top", "-p", str(target.pid)],
+                p = subprocess.Popen([PERFPY, "top", "--mode", mode, "-p", str(target.pid)],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                 text = self.read_tables(p, 3)
                 p.send_signal(signal.SIGTERM)
@@ -275,6 +278,7 @@ class Plain(TopTest):
                 self.assertNotIn("\x1b", text)
                 got = tables(text)
                 self.assertGreaterEqual(len(got), 3, text)
+                self.assertIn("(" + HOW[mode], text.split("\n")[0])
                 # every full interval: hot_function first, most of the own share
                 for counts, rows in got[1:3]:
                     # an interval on the 1 s grid, as the loaded machine let it be
@@ -284,8 +288,8 @@ class Plain(TopTest):
                     self.assertGreater(float(rows[0].group(1)), 50.0, rows[0].group(0))
                     self.assertLessEqual(len(rows), 20)
                 self.assertIsNone(target.poll())
-                note("%s: hot_function %s%% own in the second interval" %
-                     (py.label, got[1][1][0].group(1)))
+                note("%s, %s mode: hot_function %s%% own in the second interval" %
+                     (py.label, mode, got[1][1][0].group(1)))
                 target.kill()
                 target.wait()
                 done += 1
@@ -324,3 +328,58 @@ class BadInput(TopTest):
         p = run([PERFPY, "top"])
         self.assertEqual(p.returncode, 2)
         self.assertIn("nothing to watch", p.stderr)
+
+
+class ReadModeWithoutRoot(TempDirTest):
+    """As user nobody: its own process is watched in read mode (auto), and
+    root's process is refused in one line."""
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.exists(SAMPLER):
+            self.skipTest("perfpy top is in perfpy-sample, not built here")
+        if os.geteuid() != 0 or not shutil.which("setpriv"):
+            self.skipTest("needs root, to run as user nobody")
+        self.py = next((p for p in interpreters() if others_can_reach(p.path)), None)
+        if not self.py:
+            self.skipTest("no interpreter user nobody can run")
+        clone = tree_for_others(self.tmp, os.path.relpath(PERFPY, ROOT),
+                                os.path.relpath(SAMPLER, ROOT), os.path.relpath(LIBDIR, ROOT),
+                                os.path.relpath(TARGET, ROOT))
+        self.perfpy = os.path.join(clone, os.path.relpath(PERFPY, ROOT))
+        self.prog = os.path.join(clone, os.path.relpath(TARGET, ROOT))
+        os.chmod(self.tmp, 0o777)
+        self.targets = []
+
+    def tearDown(self):
+        for p in self.targets:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        super().tearDown()
+
+    def test_own_process_in_read_mode_and_roots_refused(self):
+        own = subprocess.Popen(NOBODY + [self.py.path, self.prog,
+                                         os.path.join(self.tmp, "own")])
+        roots = subprocess.Popen([self.py.path, self.prog, os.path.join(self.tmp, "root")])
+        self.targets += [own, roots]
+        time.sleep(1.0)
+        p = subprocess.Popen(NOBODY + [self.perfpy, "top", "-p", str(own.pid)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        text = Plain.read_tables(self, p, 3)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=10)
+        text += out.decode(errors="replace")
+        self.assertEqual(p.returncode, 0, err)
+        got = tables(text)
+        self.assertGreaterEqual(len(got), 3, text)
+        self.assertIn("(" + HOW["read"], text.split("\n")[0])
+        self.assertTrue(got[1][1][0].group(5).startswith("hot_function "), text)
+        p = run(NOBODY + [self.perfpy, "top", "-p", str(roots.pid)], timeout=60)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.stdout, "")
+        self.assertRegex(p.stderr, r"^perfpy: cannot read the memory of the process %d: not "
+                         r"permitted" % roots.pid)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        self.assertIsNone(own.poll())
+        self.assertIsNone(roots.poll())
