@@ -49,16 +49,22 @@ class SampleStacks(RecordTest):
                            if s_.count("through_c (") >= 90 and s_.startswith("<module> ("))
                 busy = {s_: n for s_, n in stacks.items() if "busy (" in s_}
                 unknown = sum(n for s_, n in busy.items() if "[unknown]" in s_.split(";"))
+                cuts = sorted(((n, s_[:160]) for s_, n in stacks.items()
+                               if s_.startswith("[truncated]")), reverse=True)
                 note("%s: %d of %d stacks [truncated], %d whole 90+ levels deep; %d of %d "
-                     "samples in fresh C extensions with an unnamed frame"
-                     % (py.label, cut, total, deep, unknown, sum(busy.values())))
+                     "samples in fresh C extensions with an unnamed frame%s"
+                     % (py.label, cut, total, deep, unknown, sum(busy.values()),
+                        "".join("\n        cut %d: %s" % c for c in cuts[:5])))
                 self.assertGreater(total, 100, p.stderr[-2000:])
                 # the only cut stacks allowed have no Python frame: ld.so
                 # running a library's _init before main, code without
-                # unwinding data (1 sample in about 16 runs)
+                # unwinding data: 0 in 40 runs here, quiet or loaded, cold
+                # cache or not; 5 of 521 and 12 of 498 in one CI run of
+                # the whole suite (the stacks are in the note and the
+                # message now, to name them), hence a share, not a count
                 self.assertEqual([s_[:300] for s_ in stacks if s_.startswith("[truncated]")
                                   and PYFRAME.search(s_)], [])
-                self.assertLessEqual(cut, 2)
+                self.assertLessEqual(cut * 100, total * 3, cuts[:5])
                 self.assertGreater(deep * 2, total)
                 self.assertGreater(sum(busy.values()), 20)
                 self.assertLessEqual(unknown * 100, sum(busy.values()) * 3,
