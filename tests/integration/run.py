@@ -21,6 +21,8 @@ import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import tmp_check  # noqa: E402  (tests/tmp_check.py: what counts as ours)
 
 
 def run_module(args):
@@ -44,6 +46,24 @@ def run_module(args):
         exactly once."""
         counts = {"passed": 0, "failed": 0, "skipped": 0}
         with_subtests = set()
+        before = set()
+
+        # run-all judges what a stage leaves in /tmp, but a stage is a
+        # thousand tests: each test's own leftovers (files of its ended
+        # processes still there after its tearDown) are named here, so
+        # that the stage's verdict points at a test (modules run in
+        # parallel: a name may be another module's, said as a hint)
+        def startTest(self, test):
+            super().startTest(test)
+            self.before = tmp_check.listing()
+
+        def stopTest(self, test):
+            super().stopTest(test)
+            new = [p for p in tmp_check.left(self.before)
+                   if tmp_check.PID_NAMED.match(os.path.basename(p))]
+            if new:
+                out.write("      (after %s: %d new files of ended processes in /tmp, "
+                          "e.g. %s)\n" % (test.id(), len(new), new[0]))
 
         def addSubTest(self, test, subtest, err):
             super().addSubTest(test, subtest, err)

@@ -6,6 +6,7 @@ skip, subtests; a C test that fails, crashes, skips), and its closing line
 is compared with them."""
 import os
 import shutil
+import subprocess
 import sys
 
 from support import ROOT, TempDirTest, run
@@ -50,6 +51,18 @@ class SetUpClassRaises(unittest.TestCase):
         pass
 '''
 
+LEAKS = '''import os
+import unittest
+
+class Leaks(unittest.TestCase):
+    def test_cleans(self):
+        self.addCleanup(os.unlink, "%(path)s")
+        open("%(path)s", "w").close()
+
+    def test_leaves(self):
+        open("%(path)s", "w").close()
+'''
+
 FAKE_C = '''#include "test.h"
 #include <signal.h>
 
@@ -86,6 +99,24 @@ class Runners(TempDirTest):
         p = self.integration(FAKE_PY, "-k", "no_such_test")
         self.assertEqual(p.stdout.splitlines()[-1], "0 passed, 1 failed, 0 skipped", p.stdout)
         self.assertEqual(p.returncode, 1)
+
+    def test_integration_runner_names_the_test_that_left_files(self):
+        """A test that leaves a jitted ELF of an ended process in /tmp is
+        named after it (the stage's /tmp verdict alone named 73 files of
+        pid 28572 and no test); its twin, which removes its file in
+        tearDown, is not. (Mutation: stopTest's check skipped -> red: no
+        "after" line.)"""
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        path = "/tmp/jitted-%d-0.so" % dead.pid
+        self.addCleanup(lambda: os.path.exists(path) and os.unlink(path))
+        text = LEAKS % {"path": path}
+        p = self.integration(text)
+        self.assertEqual(p.stdout.splitlines()[-1], "2 passed, 0 failed, 0 skipped", p.stdout)
+        self.assertIn("(after test_fake.Leaks.test_leaves: 1 new files of ended processes in "
+                      "/tmp, e.g. %s)" % path, p.stdout)
+        self.assertNotIn("test_cleans", p.stdout.split("(after", 1)[-1].split("\n")[0])
+        self.assertEqual(p.stdout.count("(after "), 1, p.stdout)
 
     def test_unit_runner_counts_skips_as_skips(self):
         """tests/unit/runner.c on four tests: one passes, one fails, one
