@@ -13,8 +13,13 @@
  * merged, one sample: what a viewer that centres samples needs); a gap
  * (stack PP_NONE) is time between samples longer than a fiftieth of the
  * next sample's weight; shorter jitter is given to the run before it, so
- * that every run starts where it really did. A run's value is the sum of
- * its samples' values (pp_rec_value: 1 each for CPU time).
+ * that every run starts where it really did. A sample whose span overlaps
+ * the one before (timer jitter; in a wall-clock profile, the first CPU tick
+ * after a wait counts CPU time from before it) starts where the one before
+ * ends and still ends at its own time: pushing it whole would shift every
+ * later run (a wall-clock recording of tests' wall_parts.py ended its main
+ * thread's track past the recording's end). A run's value is the sum of its
+ * samples' values (pp_rec_value: 1 each for CPU time).
  */
 #include "profile.h"
 
@@ -85,8 +90,12 @@ int pp_timeline_next(pp_timeline *tl, pp_span *out)
             uint64_t end = tl->run.start_ns + tl->run.dur_ns;
             int gap = s.start_ns > end && s.start_ns - end > s.dur_ns / JITTER_PARTS;
 
-            if (s.start_ns < end)           /* overlapping by jitter: it starts at the end */
-                s.start_ns = end;
+            if (s.start_ns < end) {         /* overlapping: it starts at the end */
+                uint64_t own_end = s.start_ns + s.dur_ns;
+
+                s.start_ns = end;           /* and ends when it did: no drift */
+                s.dur_ns = own_end > end ? own_end - end : 0;
+            }
             else if (!gap)                  /* jitter: the run before takes it */
                 tl->run.dur_ns += s.start_ns - end;
             if (!gap && s.stack == tl->run.stack && tl->merge) {

@@ -322,6 +322,38 @@ TEST(profile_take_samples_remaps_every_record)
 }
 
 /* foo foo (busy, 3 µs of timer jitter between them) | 40 ms wait | bar foo */
+/* A sample whose span overlaps the one before starts at its end and still
+ * ends at its own time: the runs after it do not drift. */
+TEST(profile_timeline_overlap_does_not_drift)
+{
+    pp_profile p;
+    pp_thread_order o;
+    pp_timeline tl;
+    pp_span s[4];
+    uint32_t a, b;
+    int n = 0;
+    const uint64_t P = 1000000, T = 1000000000;
+
+    ASSERT_OK(pp_profile_init(&p));
+    snprintf(p.event, sizeof(p.event), "cpu-clock");
+    a = (uint32_t)pp_profile_frame(&p, PP_FRAME_MARKER, "a", 1, NULL, 0, 0);
+    b = (uint32_t)pp_profile_frame(&p, PP_FRAME_MARKER, "b", 1, NULL, 0, 0);
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, "t", 1), 0);
+    ASSERT_EQ_INT(pp_profile_sample(&p, &a, 1, 0, T + 10 * P, 10 * P), 0);   /* a wait */
+    ASSERT_EQ_INT(pp_profile_sample(&p, &b, 1, 0, T + 10 * P + P / 2, P), 1); /* half inside */
+    ASSERT_EQ_INT(pp_profile_sample(&p, &a, 1, 0, T + 11 * P + P / 2, P), 0);
+    ASSERT_OK(pp_thread_order_build(&p, &o));
+    pp_timeline_start(&tl, &p, &o, 0, 1);
+    while (n < 4 && pp_timeline_next(&tl, &s[n]))
+        n++;
+    ASSERT_EQ_INT(n, 3);
+    ASSERT_EQ_UINT(s[1].start_ns, T + 10 * P);
+    ASSERT_EQ_UINT(s[1].start_ns + s[1].dur_ns, T + 10 * P + P / 2);
+    ASSERT_EQ_UINT(s[2].start_ns + s[2].dur_ns, T + 11 * P + P / 2);
+    pp_thread_order_free(&o);
+    pp_profile_free(&p);
+}
+
 TEST(profile_timeline_runs_and_gaps)
 {
     pp_profile p;
