@@ -170,7 +170,7 @@ int pp_cmd_top(int argc, char **argv)
     snprintf(rate, sizeof(rate), "%ld", o.rate);
     snprintf(pid, sizeof(pid), "%ld", o.pid);
     /* perfpy-sample --top INTERVAL FORMAT OUTPUT RATE NO_NATIVE DURATION
-     * PROCESSES THREADS (-p PID | -- PROGRAM...): a recording whose
+     * PROCESSES THREADS [CLOCK] (-p PID | -- PROGRAM...): a recording whose
      * intervals are shown, not written; all processes in one table */
     args[k++] = helper;
     args[k++] = "--top";
@@ -184,6 +184,8 @@ int pp_cmd_top(int argc, char **argv)
     args[k++] = "0";
     args[k++] = "2";
     args[k++] = "0";
+    if (strcmp(o.mode, "read") != 0)
+        args[k++] = "cpu";                 /* sample mode's CLOCK: CPU time */
     args[k++] = o.pid ? "-p" : "--";
     if (o.pid)
         args[k++] = pid;

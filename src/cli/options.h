@@ -56,6 +56,7 @@ typedef struct pp_record_opts {
     int processes;             /* --processes: PP_PROCESSES_* */
     int show_perfpy;           /* --show-perfpy */
     int threads;               /* --threads */
+    int async;                 /* --async: stacks as asyncio's tasks see them */
     char **argv;               /* the program, NULL with -p */
     /* the whole host (-a) and continuous output (--every) */
     int host;                  /* -a: every CPython process of the host */

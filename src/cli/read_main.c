@@ -194,7 +194,7 @@ static void fold_thread(reader *r, const rproc *p, const pp_pystack_thread *t, u
                              named ? pp_pycode_line(e, o, pp_pyread_code_start(
                                                         p->pid, o, t->f[i].id.code, 0),
                                                     t->f[i].instr) : 0,
-                             named ? e->def_line : 0, t->f[i].entry};
+                             named ? e->def_line : 0, t->f[i].entry, 0};
     }
     memset(&ps, 0, sizeof(ps));
     ps.pid = p->pid;

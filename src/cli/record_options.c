@@ -103,6 +103,14 @@ void pp__record_help(FILE *out)
             "                        frames read from outside on a timer, as py-spy\n"
             "                        does (processes this user may ptrace; CPU time\n"
             "                        from the threads' state; no native frames)\n"
+            "      --async           asyncio as its authors see it (CPython 3.14+, sample\n"
+            "                        mode only, which --mode auto then picks): a sample in\n"
+            "                        a task reads as the chain of tasks awaiting it, each\n"
+            "                        with the coroutines it waits in, <task 'serve'>;\n"
+            "                        serve (app.py:46); <task 'handler-42'>; handler\n"
+            "                        (app.py:29), above its native and kernel frames, in\n"
+            "                        place of the event loop's (default: off; also\n"
+            "                        --async-aware, the 3.15 sampler's name)\n"
             "      --stack-size BYTES  stack copied per sample for DWARF unwinding, a\n"
             "                        multiple of 8 up to %d (default: %d, about 60\n"
             "                        Python frames on 3.8-3.13, 30 on 3.14+)\n"
@@ -153,7 +161,7 @@ void pp__record_help(FILE *out)
 
 enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLINE,
        OPT_GRACE, OPT_PROCESSES, OPT_SHOW_PERFPY, OPT_THREADS, OPT_ALL_PROCESSES, OPT_EVERY,
-       OPT_LABEL };
+       OPT_LABEL, OPT_ASYNC };
 
 /* The argument vector being parsed: `--keep N` takes the word after it
  * (getopt gives an optional argument only as --keep=N), and whether -r
@@ -330,6 +338,9 @@ static int record_option(int c, void *opts, pp_usage *u)
     case OPT_THREADS:
         o->threads = 1;
         break;
+    case OPT_ASYNC:
+        o->async = 1;
+        break;
     }
     return PP_PARSED_RUN;
 }
@@ -420,6 +431,8 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
         {"processes", required_argument, NULL, OPT_PROCESSES},
         {"show-perfpy", no_argument, NULL, OPT_SHOW_PERFPY},
         {"threads", no_argument, NULL, OPT_THREADS},
+        {"async", no_argument, NULL, OPT_ASYNC},
+        {"async-aware", no_argument, NULL, OPT_ASYNC},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -448,12 +461,20 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
         return pp_usage_set(u, "%s is for the whole host: give -a (without a program "
                               "or -p)", o->every ? "--every" : o->nlabels ? "--label" :
                               o->all_processes ? "--all-processes" : "--keep N");
+    /* only sample mode reads a task at each sample: it is what --mode auto
+     * (or none) means then; the others are refused */
+    if (o->async && (!o->mode || strcmp(o->mode, "auto") == 0))
+        o->mode = "sample";
     if (!o->mode)                   /* attached, the process decides (cmd_record.c) */
         o->mode = o->argv ? pp__record_default_mode() : "auto";
     if (!known_mode(o->mode))
         return pp_usage_set(u, "PERFPY_RECORD_MODE (--mode's default for a program perfpy "
                               "starts) must be auto, sample, read, hook, perf or jit, not "
                               "'%s'", o->mode);
+    if (o->async && strcmp(o->mode, "sample") != 0)
+        return pp_usage_set(u, "--async needs --mode sample: the task a thread runs and "
+                              "the tasks awaiting it are read by a BPF program at each "
+                              "sample, which --mode %s does not use", o->mode);
     if (!o->format)
         o->format = pp_format_find("flamegraph");
     return combinations(o, u);

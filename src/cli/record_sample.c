@@ -91,7 +91,7 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
     snprintf(threads, sizeof(threads), "%d", o->threads);
     while (o->argv && o->argv[n])
         n++;
-    if (!(argv = calloc((size_t)n + o->nlabels + 16, sizeof(*argv))))   /* 15 at most */
+    if (!(argv = calloc((size_t)n + o->nlabels + 17, sizeof(*argv))))   /* 16 at most */
         return pp_fail("out of memory");
     argv[k++] = helper;
     if (strcmp(o->mode, "read") == 0)
@@ -103,6 +103,8 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
     argv[k++] = dur;
     argv[k++] = procs;
     argv[k++] = threads;
+    if (strcmp(o->mode, "read") != 0)          /* read mode: CPU time only */
+        argv[k++] = o->async ? "cpu,async" : "cpu";
     argv[k++] = o->host ? "-a" : o->pid ? "-p" : "--";
     if (o->pid)
         argv[k++] = pid;

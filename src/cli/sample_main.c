@@ -3,9 +3,9 @@
  * program of its own so that only it links libbpf and elfutils (the CLI
  * and the module build and run without them). cmd_record.c runs it as
  *
- *   perfpy-sample FORMAT OUTPUT RATE NO_NATIVE DURATION PROCESSES THREADS -- PROGRAM [ARGS...]
- *   perfpy-sample FORMAT OUTPUT RATE NO_NATIVE DURATION PROCESSES THREADS -p PID
- *   perfpy-sample FORMAT OUTPUT RATE NO_NATIVE DURATION PROCESSES THREADS -a EVERY
+ *   perfpy-sample FORMAT OUTPUT RATE NO_NATIVE DURATION PROCESSES THREADS CLOCK -- PROGRAM [ARGS...]
+ *   perfpy-sample FORMAT OUTPUT RATE NO_NATIVE DURATION PROCESSES THREADS CLOCK -p PID
+ *   perfpy-sample FORMAT OUTPUT RATE NO_NATIVE DURATION PROCESSES THREADS CLOCK -a EVERY
  *                 KEEP_FILES KEEP_BYTES ALL_PROCESSES [KEY=VALUE...]
  *   perfpy-sample --check          (perfpy doctor: can it sample here?)
  *   perfpy-sample --tables         (the compiled structure offsets, as JSON
@@ -44,6 +44,12 @@
  * directory that gets one profile per interval (sample_every.c): each
  * sample folded into the interval its time falls in, a new folder and
  * profile for the next, so memory is that of one interval.
+ *
+ * CLOCK is "cpu" (samples of CPU time), with ",async" for stacks as
+ * asyncio's tasks see them (CPython 3.14+): a sample in a task reads as
+ * the chain of tasks awaiting it, each with its coroutines, in place of the
+ * event loop that runs it (src/sample/async.bpf.c reads the chain at the
+ * sample; pyasync.h draws the graph).
  */
 #include "cli.h"
 #include "output/output.h"
@@ -98,6 +104,20 @@ typedef struct proc {
     pp_pylayout layout;            /* its structure offsets, once runtime is found */
     int have_types;
     pp_pyread_types types;         /* to tell a code object from what is not */
+    struct {                       /* --async: where its CPython keeps its tasks */
+        int state;                 /* 0 looking (asyncio not imported yet), 1 read,
+                                      -1 not readable (said why) */
+        size_t maps_n;             /* its mappings at the last look */
+        unsigned ticks;            /* looks are every 10th tick (200 ms) */
+        pp_pyasync_offsets a;
+        pp_pyasync_types ty;
+        pp_pyobj_types names;      /* a task's name: a str, or an int (Task-N) */
+        struct {
+            uint64_t addr;
+            char name[64];
+        } types[32];               /* the names of the types waiting tasks await */
+        size_t ntypes;
+    } as;
 } proc;
 
 typedef struct state {
@@ -142,6 +162,9 @@ typedef struct state {
     pp_top *top;                   /* the view, opened at the first tick */
     char top_title[256], top_how[192];
     uint64_t top_lost;             /* lost samples already shown */
+    int async;                     /* --async: stacks as asyncio's tasks see them */
+    int async_said;                /* why a process's tasks are not read: said once */
+    uint64_t async_samples;        /* samples in a task, the chain whole */
 } state;
 
 static proc *find_proc(state *st, pid_t pid)
@@ -219,7 +242,7 @@ static void python_frames(state *st, proc *p, const struct pp_bpf_sample *s,
 {
     if (s->npy && !p->runtime)
         find_runtime(st, p);
-    for (unsigned i = 0; i < s->npy && i < PP_BPF_MAX_PY; i++) {
+    for (unsigned i = 0; i < s->npy_all && i < PP_BPF_MAX_PY; i++) {
         const struct pp_bpf_pyframe *f = &s->py[i];
         pp_pycode_id id = {f->code, {f->name, f->file, f->table, f->name_id, 0,
                                      (int32_t)f->firstlineno}};
@@ -231,7 +254,129 @@ static void python_frames(state *st, proc *p, const struct pp_bpf_sample *s,
 
         py[i] = (pp_pyframe){named ? e->qualname : "[unknown]", named ? e->file : "",
                              named ? pp_pycode_line(e, o, start, f->instr) : 0,
-                             named ? e->def_line : 0, (int)f->entry};
+                             named ? e->def_line : 0, (int)f->entry, 0};
+    }
+}
+
+/* --async: one stack of the tasks of s, from tasks[from] to the next stack
+ * (PP_BPF_TASK_STACK), as the splice's tail (sample.h): each task after its
+ * coroutines (innermost first), all named from what the sample copied, into
+ * tail (from its k-th entry; labels: a task's). The index past the stack. */
+static size_t stack_tail(const proc *p, const struct pp_bpf_sample *s, const pp_pyframe *py,
+                         size_t from, pp_pyframe *tail, size_t *k, char (*labels)[160])
+{
+    size_t nt = s->ntasks < PP_BPF_MAX_TASKS ? s->ntasks : PP_BPF_MAX_TASKS, t;
+    char name[128];
+
+    for (t = from; t < nt && (t == from || !(s->tasks[t].flags & PP_BPF_TASK_STACK)); t++) {
+        const struct pp_bpf_task *r = &s->tasks[t];
+
+        for (size_t j = r->n; j-- > 0;)
+            if ((size_t)r->first + j < s->npy_all && (size_t)r->first + j < PP_BPF_MAX_PY)
+                tail[(*k)++] = py[r->first + j];
+        pp_pyasync_name_copy(&p->layout.off, &p->as.names, r->name_type, r->name,
+                             sizeof(r->name), name, sizeof(name));
+        snprintf(labels[t], sizeof(labels[t]), "<task '%s'>", name);
+        tail[(*k)++] = (pp_pyframe){labels[t], "", 0, 0, 0, 1};
+    }
+    return t;
+}
+
+/* The running task's stack of s (tasks[0], not a waiting one's), in ps:
+ * it replaces the frames of what runs it, rootward of its coroutine. */
+static void task_tail(state *st, const proc *p, const struct pp_bpf_sample *s,
+                      const pp_pyframe *py, pp_sample *ps)
+{
+    static pp_pyframe tail[PP_BPF_MAX_TASKS + PP_BPF_MAX_PY];
+    static char labels[PP_BPF_MAX_TASKS][160];
+    size_t k = 0, end;
+
+    if (p->as.state != 1 || !s->ntasks || (s->tasks[0].flags & PP_BPF_TASK_WAITING) ||
+        s->task_frame < 0 || (uint32_t)s->task_frame >= s->npy)
+        return;
+    end = stack_tail(p, s, py, 0, tail, &k, labels);
+    ps->task_cut = (size_t)s->task_frame;
+    ps->tasks = tail;
+    ps->ntasks = k;
+    ps->tasks_whole = (s->tasks[end - 1].flags & PP_BPF_TASK_ROOT) != 0;
+    st->async_samples += ps->tasks_whole;
+}
+
+/* The name of a type of p's ("_asyncio.Future"), read once per type. */
+static const char *type_name(proc *p, uint64_t type)
+{
+    pp_pyobj r = {p->pid, &p->layout.off, p->as.names};
+    size_t i;
+
+    for (i = 0; i < p->as.ntypes; i++)
+        if (p->as.types[i].addr == type)
+            return p->as.types[i].name;
+    if (!type || i == sizeof(p->as.types) / sizeof(p->as.types[0]))
+        return "?";
+    p->as.types[i].addr = type;
+    if (pp_pyobj_type_name_at(&r, type, p->as.types[i].name, sizeof(p->as.types[i].name)))
+        snprintf(p->as.types[i].name, sizeof(p->as.types[i].name), "?");
+    p->as.ntypes++;
+    return p->as.types[i].name;
+}
+
+/* "[awaiting Future]": what a waiting task's innermost coroutine awaits (a
+ * future's iterator says its future's type); a task that awaits nothing
+ * is scheduled to run. */
+static void awaiting(proc *p, const struct pp_bpf_task *t, char *out, size_t len)
+{
+    const char *name = type_name(p, t->awaits_type), *dot;
+
+    if (!t->awaits) {                /* not started, or at a bare yield: its turn next */
+        snprintf(out, len, "[ready: its turn on the event loop]");
+        return;
+    }
+    if (strstr(name, "FutureIter") && t->inner_type)
+        name = type_name(p, t->inner_type);
+    dot = strrchr(name, '.');
+    snprintf(out, len, "[awaiting %s]", dot ? dot + 1 : name);
+}
+
+/* Wall-clock mode (--async): each task chosen of those waiting at s, a
+ * stack of its own (the tasks awaiting it, its coroutines, what it awaits
+ * at the leaf), weighing its share of weight_ns: of nwaiting tasks, those
+ * chosen stand for them all. */
+static void fold_waiting(state *st, proc *p, const struct pp_bpf_sample *s,
+                         const pp_pyframe *py, uint64_t weight_ns)
+{
+    static pp_pyframe tail[PP_BPF_MAX_TASKS + PP_BPF_MAX_PY + 1];
+    static char labels[PP_BPF_MAX_TASKS][160], leaf[96];
+    size_t nt = s->ntasks < PP_BPF_MAX_TASKS ? s->ntasks : PP_BPF_MAX_TASKS, chosen = 0;
+    pp_script_sample out;
+
+    for (size_t t = 0; t < nt; t++)
+        chosen += (s->tasks[t].flags & PP_BPF_TASK_WAITING) != 0;
+    for (size_t t = 0; t < nt && chosen && p->as.state == 1;) {
+        pp_sample ps;
+        size_t k = 1, end;
+
+        if (!(s->tasks[t].flags & PP_BPF_TASK_WAITING)) {
+            t++;
+            continue;
+        }
+        awaiting(p, &s->tasks[t], leaf, sizeof(leaf));
+        tail[0] = (pp_pyframe){leaf, "", 0, 0, 0, 1};
+        end = stack_tail(p, s, py, t, tail, &k, labels);
+        memset(&ps, 0, sizeof(ps));
+        ps.pid = (int32_t)s->pid;
+        ps.tid = (int32_t)s->tid;
+        ps.time_ns = s->time_ns;
+        ps.period = st->period_ns;
+        memcpy(ps.comm, s->comm, sizeof(ps.comm));
+        ps.tasks = tail;
+        ps.ntasks = k;
+        ps.tasks_whole = (s->tasks[end - 1].flags & PP_BPF_TASK_ROOT) != 0;
+        if (pp_splice(st->sp, &ps, NULL, 0, NULL, 0, &out) == 0) {
+            out.weight_ns = weight_ns * s->nwaiting / chosen;
+            if (pp_fold_sample(st->fold, &out) != 0)
+                st->failed++;
+        }
+        t = end;
     }
 }
 
@@ -282,6 +427,8 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
     ps.npy = s->npy < PP_BPF_MAX_PY ? s->npy : PP_BPF_MAX_PY;
     ps.py_truncated = (s->flags & PP_BPF_PY_TRUNCATED) != 0;
     ps.py_whole = (s->flags & PP_BPF_PY_THREAD) && !ps.py_truncated;
+    if (st->async)
+        task_tail(st, p, s, py, &ps);
     if (st->have_ks)
         nk = pp_kallsyms_frames(&st->ks, (const uint64_t *)s->kips, s->nkernel, kern, PP_BPF_MAX_KERNEL);
     if (ps.have_user && pp_unwind(st->u, &ps, nat, 512, &nn, &flags) != 0)
@@ -289,6 +436,8 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
     if (pp_splice(st->sp, &ps, kern, nk, nat, nn, &out) != 0 ||
         pp_fold_sample(st->fold, &out) != 0)
         st->failed++;
+    if (st->async && s->nwaiting)
+        fold_waiting(st, p, s, py, st->period_ns);
     st->samples++;
 }
 
@@ -422,6 +571,51 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* --async: where p's CPython keeps its tasks (3.14+: _asyncio's debug
+ * offsets, in its files once asyncio is imported: looked for whenever its
+ * mappings change), told to the BPF program. */
+static void find_async_in(state *st, proc *p, const pp_maps *maps)
+{
+    char why[512], v[32];
+    pp_pyobj r;
+    int rc;
+
+    p->as.maps_n = maps->n;
+    if (p->layout.version_hex < 0x030e0000) {
+        rc = -ENOTSUP;
+        snprintf(why, sizeof(why), "it runs CPython %s, whose tasks are not read (asyncio's "
+                 "task graph is published from 3.14 on)",
+                 pp_py_version_text(p->layout.version_hex, v, sizeof(v)));
+    } else if ((rc = pp_pyasync_offsets_find(p->pid, maps, &p->as.a, why, sizeof(why))) == 0 &&
+               ((rc = pp_pyasync_types_find(maps, &p->as.ty)) != 0 ||
+                (rc = pp_pyobj_open(&r, p->pid, &p->layout.off, maps)) != 0)) {
+        snprintf(why, sizeof(why), "CPython's types are not in the symbols it maps");
+    } else if (rc == 0) {
+        p->as.names = r.t;
+        rc = pp_collect_set_async(st->c, p->pid, &p->layout.off, &p->as.a, &p->as.ty, 0);
+        snprintf(why, sizeof(why), "the BPF program could not be told: %s", strerror(-rc));
+    }
+    if (rc == -ENOENT)
+        return;                      /* asyncio not imported yet */
+    p->as.state = rc == 0 ? 1 : -1;
+    if (rc && !st->async_said++)
+        fprintf(stderr, "perfpy: --async: the process %d: %s; its stacks are its threads'\n",
+                (int)p->pid, why);
+}
+
+/* The same, looked for again whenever its mappings change (asyncio
+ * imported after perfpy began), every 10th tick. */
+static void find_async(state *st, proc *p)
+{
+    pp_maps maps = {0};
+
+    if (!st->async || p->as.state || p->as.ticks++ % 10 || pp_maps_read(p->pid, &maps) != 0)
+        return;
+    if (maps.n != p->as.maps_n)
+        find_async_in(st, p, &maps);
+    pp_maps_free(&maps);
+}
+
 /* p's _PyRuntime, once its image (and its libpython) is mapped, and the
  * layout of the CPython it runs. */
 static void find_runtime(state *st, proc *p)
@@ -429,6 +623,9 @@ static void find_runtime(state *st, proc *p)
     pp_maps maps = {0};
     char file[4096], why[512];
     uint64_t runtime;
+
+    if (p->runtime)
+        find_async(st, p);
 
     /* each look opens the ELF files the process maps: while its image and
      * libpython load (the first milliseconds), not for the whole run of a
@@ -463,6 +660,8 @@ static void find_runtime(state *st, proc *p)
             p->runtime = runtime;
             p->have_types = pp_pyread_types_find(&maps, &p->types) == 0;
             pp_collect_set(st->c, p->pid, &p->layout.off, runtime);
+            if (st->async)
+                find_async_in(st, p, &maps);
         }
     }
     pp_maps_free(&maps);
@@ -1085,11 +1284,11 @@ int main(int argc, char **argv)
         top_every = strtod(argv[2], NULL);
         argc -= 2;
         argv += 2;
-        if (top_every <= 0 || (argc > 8 && strcmp(argv[8], "-a") == 0))
+        if (top_every <= 0 || (argc > 9 && strcmp(argv[9], "-a") == 0))
             argc = 0;                   /* refused below */
     }
-    if (argc < 10 || (strcmp(argv[8], "--") != 0 && strcmp(argv[8], "-p") != 0 &&
-                      (strcmp(argv[8], "-a") != 0 || argc < 13))) {
+    if (argc < 11 || (strcmp(argv[9], "--") != 0 && strcmp(argv[9], "-p") != 0 &&
+                      (strcmp(argv[9], "-a") != 0 || argc < 14))) {
         fprintf(stderr, "perfpy-sample is run by `perfpy record --mode sample`\n");
         return PP_EXIT_USAGE;
     }
@@ -1098,7 +1297,7 @@ int main(int argc, char **argv)
     if (top_every > 0) {
         st.top_mode = 1;
         st.every_ns = (uint64_t)(top_every * 1e9);
-        pp_top_title(st.top_title, sizeof(st.top_title), argv + 8);
+        pp_top_title(st.top_title, sizeof(st.top_title), argv + 9);
         snprintf(st.top_how, sizeof(st.top_how), "sample mode (BPF, %ld Hz per busy thread, "
                  "CPU time; nothing installed in the program)", rate);
         signal(SIGTERM, on_interrupt);
@@ -1107,9 +1306,10 @@ int main(int argc, char **argv)
     st.fo.no_native = strcmp(argv[4], "1") == 0;
     st.fo.processes = (int)strtol(argv[6], NULL, 10);
     st.fo.threads = strcmp(argv[7], "1") == 0;
+    st.async = strstr(argv[8], "async") != NULL;
     st.layout_flags = ft && strcmp(ft, "1") == 0 ? PP_PYLAYOUT_FREE_THREADED : 0;
-    if (strcmp(argv[8], "-a") == 0 &&
-        (rc = host_args(&st, argc - 9, argv + 9, argv[1], argv[2], rate, &flags)) != 0)
+    if (strcmp(argv[9], "-a") == 0 &&
+        (rc = host_args(&st, argc - 10, argv + 10, argv[1], argv[2], rate, &flags)) != 0)
         return rc;
     if ((rc = open_all(&st, rate)) != 0)
         return rc;
@@ -1125,10 +1325,10 @@ int main(int argc, char **argv)
     }
     if (st.host)
         rc = host(&st, flags, strtod(argv[5], NULL));
-    else if (strcmp(argv[8], "-p") == 0)
-        rc = attach(&st, (pid_t)strtol(argv[9], NULL, 10), rate, strtod(argv[5], NULL));
+    else if (strcmp(argv[9], "-p") == 0)
+        rc = attach(&st, (pid_t)strtol(argv[10], NULL, 10), rate, strtod(argv[5], NULL));
     else
-        rc = run_program(&st, argv + 9, &status, strtod(argv[5], NULL));
+        rc = run_program(&st, argv + 10, &status, strtod(argv[5], NULL));
     st.seconds = now_s() - st.t0;
     top_end(&st);
     if (rc == 0) {

@@ -306,6 +306,75 @@
 #define PP_DBG_STR_COMPACT_DATA PP_NONE
 #endif
 
+/* Coroutines, tasks' names and awaiters (asyncio's task graph, read from
+ * outside: src/sample/pyasync.c). A coroutine owns its frame (gi_iframe);
+ * suspended in an await of another awaitable (3.13+: its state says so) it
+ * keeps that awaitable on its frame's value stack, `depth` slots below the
+ * top (3.15 keeps one slot more above it). The top: 3.11-3.13 an index
+ * from localsplus (stacktop), 3.14+ a pointer (stackpointer). */
+#if PY_VERSION_HEX >= 0x030B0000
+#define PP_OFF_GEN_IFRAME offsetof(PyGenObject, gi_iframe)
+#define PP_OFF_GEN_FRAME_STATE offsetof(PyGenObject, gi_frame_state)
+#else
+#define PP_OFF_GEN_IFRAME -1
+#define PP_OFF_GEN_FRAME_STATE -1
+#endif
+#if PY_VERSION_HEX >= 0x030D0000             /* the states, as the byte holds them */
+#define PP_GEN_STATE_YIELD_FROM ((uint8_t)FRAME_SUSPENDED_YIELD_FROM)
+#else
+#define PP_GEN_STATE_YIELD_FROM -1
+#endif
+#if PY_VERSION_HEX >= 0x030B0000
+#define PP_GEN_STATE_CLEARED ((uint8_t)FRAME_CLEARED)
+#else
+#define PP_GEN_STATE_CLEARED -1
+#endif
+#if PY_VERSION_HEX >= 0x030E0000
+#define PP_OFF_FRAME_STACK offsetof(struct _PyInterpreterFrame, stackpointer)
+#define PP_FRAME_STACK_KIND PP_STACK_POINTER
+#elif PY_VERSION_HEX >= 0x030B0000
+#define PP_OFF_FRAME_STACK offsetof(struct _PyInterpreterFrame, stacktop)
+#define PP_FRAME_STACK_KIND PP_STACK_INDEX
+#else
+#define PP_OFF_FRAME_STACK -1
+#define PP_FRAME_STACK_KIND -1
+#endif
+#if PY_VERSION_HEX >= 0x030F0000
+#define PP_GEN_YF_DEPTH 2
+#elif PY_VERSION_HEX >= 0x030B0000
+#define PP_GEN_YF_DEPTH 1
+#else
+#define PP_GEN_YF_DEPTH -1
+#endif
+/* 3.14+'s intrusive lists (a thread's tasks): struct llist_node. */
+#if PY_VERSION_HEX >= 0x030E0000
+#include <internal/pycore_llist.h>
+#define PP_OFF_LLIST_NEXT offsetof(struct llist_node, next)
+#define PP_OFF_LLIST_PREV offsetof(struct llist_node, prev)
+#else
+#define PP_OFF_LLIST_NEXT -1
+#define PP_OFF_LLIST_PREV -1
+#endif
+#if PY_VERSION_HEX >= 0x030E0000
+#define PP_DBG_GEN_IFRAME PP_D(gen_object.gi_iframe)
+#define PP_DBG_GEN_FRAME_STATE PP_D(gen_object.gi_frame_state)
+#define PP_DBG_FRAME_STACK PP_D(interpreter_frame.stackpointer)
+#define PP_DBG_SET_USED PP_D(set_object.used)
+#define PP_DBG_SET_MASK PP_D(set_object.mask)
+#define PP_DBG_SET_TABLE PP_D(set_object.table)
+#define PP_DBG_LLIST_NEXT PP_D(llist_node.next)
+#define PP_DBG_LLIST_PREV PP_D(llist_node.prev)
+#else
+#define PP_DBG_GEN_IFRAME PP_NONE
+#define PP_DBG_GEN_FRAME_STATE PP_NONE
+#define PP_DBG_FRAME_STACK PP_NONE
+#define PP_DBG_SET_USED PP_NONE
+#define PP_DBG_SET_MASK PP_NONE
+#define PP_DBG_SET_TABLE PP_NONE
+#define PP_DBG_LLIST_NEXT PP_NONE
+#define PP_DBG_LLIST_PREV PP_NONE
+#endif
+
 #ifndef PP_COMPAT_OFFSETS_ONLY
 
 /* ---- the frame-evaluation hook ------------------------------------------ */

@@ -68,7 +68,9 @@
  *     leafward of it: that time reads as the caller's own. A stack that is
  *     perfpy's alone (record's __exec shim before its exec) reads "[perfpy]".
  *  8. --no-native drops every frame that is not Python; a stack left with
- *     none reads "[native]".
+ *     none reads "[native]". A task of sample mode's --async stacks (DSO
+ *     "[task]", named "<task 'handler-42'>") is a marker kept wherever it
+ *     is, by rules 4-8 alike.
  *  9. Every stack starts with its process's root, "python3 (pid 4609)",
  *     when the recording has more than one process (pp_fold_opts.processes),
  *     then, when asked (pp_fold_opts.threads), its thread's root,
@@ -108,6 +110,8 @@ static int64_t native_frame(pp_folder *f, pp__fold_raw *r, uint64_t ip)
         if (nl == 9 && memcmp(label, "[unknown]", 9) == 0)
             r->bits |= C_NOWHERE;
     }
+    if (r->bits & C_TASK)
+        return pp_profile_frame(f->p, PP_FRAME_MARKER, name, nl, NULL, 0, 0);
     if (ip >= KERNEL_MIN_IP)
         r->bits |= C_KERNEL;
     return pp_profile_frame(f->p, (r->bits & C_KERNEL) ? PP_FRAME_KERNEL : PP_FRAME_NATIVE,
@@ -347,6 +351,8 @@ static size_t cut_self(const pp_folder *f, size_t n, long lo)
 /* Rules 4-8 for the non-Python frame k with bits b: keep it? */
 static int keep_native(const pp_folder *f, long k, unsigned b, long lo, long hi)
 {
+    if (b & C_TASK)
+        return 1;
     if (f->o.no_native)
         return 0;
     if (hi < 0)

@@ -69,4 +69,9 @@ int pp_fold_load_lines(pp_folder *f, int pid, const char *path);
 #define PP_MARK_NATIVE "[native]"
 #define PP_MARK_PERFPY "[perfpy]"
 
+/* Sample mode's --async stacks: a frame of this DSO is an asyncio task, its
+ * symbol the label the profile shows ("<task 'handler-42'>"); the folder
+ * keeps it as a marker frame wherever it is, --no-native too. */
+#define PP_TASK_DSO "[task]"
+
 #endif

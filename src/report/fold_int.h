@@ -32,6 +32,7 @@ enum {
     C_SELF = 1 << 8,      /* perfpy's own: its module (engine, hook) or startup hook */
     C_SELF_CUT = 1 << 9,  /* perfpy's own, and everything it calls is too */
     C_NOWHERE = 1 << 10,  /* unnamed, in no mapping perf knows: "[unknown]" */
+    C_TASK = 1 << 11,     /* an asyncio task (sample mode --async): a marker, always kept */
 };
 
 /* One distinct (symbol, effective DSO) seen in the input. */

@@ -96,6 +96,7 @@ static const rule dso_rules[] = {
     {"libc-", 1, C_STARTUP},
     {"ld-linux", 1, C_STARTUP},
     {"libpthread", 1, C_STARTUP},
+    {PP_TASK_DSO, 0, C_TASK},        /* a task of sample mode's --async stacks */
 };
 
 int pp__fold_starts(const char *s, size_t len, const char *prefix)

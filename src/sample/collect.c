@@ -285,6 +285,45 @@ int pp_collect_set(pp_collector *c, pid_t pid, const pp_py_offsets *given, uint6
     return 0;
 }
 
+int pp_collect_set_async(pp_collector *c, pid_t pid, const pp_py_offsets *o,
+                         const pp_pyasync_offsets *a, const pp_pyasync_types *ty, int waiting)
+{
+    struct pp_bpf_target t;
+    __u32 key = (__u32)pid;
+
+    if (bpf_map__lookup_elem(c->skel->maps.targets, &key, sizeof(key), &t, sizeof(t), 0))
+        return -errno;
+    memset(&t.as, 0, sizeof(t.as));
+    if (a && o->frame_stack_kind == PP_STACK_POINTER)
+        t.as = (struct pp_bpf_async){
+            .on = 1,
+            .object_type = o->object_type,
+            .gen_iframe = o->gen_iframe,
+            .gen_frame_state = o->gen_frame_state,
+            .gen_state_yield_from = o->gen_state_yield_from,
+            .gen_state_cleared = o->gen_state_cleared,
+            .gen_yf_depth = o->gen_yf_depth,
+            .frame_stack = o->frame_stack,
+            .set_mask = o->set_mask,
+            .set_table = o->set_table,
+            .llist_next = o->llist_next,
+            .task_name = a->task_name,
+            .task_coro = a->task_coro,
+            .task_awaited_by = a->task_awaited_by,
+            .task_awaited_by_is_set = a->task_awaited_by_is_set,
+            .task_node = a->task_node,
+            .tstate_running_loop = a->tstate_running_loop,
+            .tstate_running_task = a->tstate_running_task,
+            .tstate_tasks_head = a->tstate_tasks_head,
+            .coro_type = ty->coro,
+            .gen_type = ty->gen,
+            .waiting = waiting != 0,
+        };
+    if (bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &t, sizeof(t), BPF_EXIST))
+        return -errno;
+    return 0;
+}
+
 int pp_collect_add(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t runtime)
 {
     int rc;

@@ -9,6 +9,7 @@
 #define PERFPY_SAMPLE_COLLECT_H
 
 #include "collect_bpf.h"
+#include "pyasync.h"
 #include "pyoffsets.h"
 
 #include <stdint.h>
@@ -28,6 +29,14 @@ int pp_collect_add(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t 
  * (its events inherited): its _PyRuntime found (after its start, or an
  * exec). 0 or -errno. */
 int pp_collect_set(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t runtime);
+/* --async: the tasks of pid's samples read too (a, ty: where its CPython
+ * keeps them, pyasync.h; NULL: not, as after pp_collect_set), and with
+ * waiting (wall-clock mode) some of the tasks waiting at each sample. Set
+ * after pp_collect_set, whose layout o is. 0 or -errno (-ENOENT: no such
+ * target). */
+int pp_collect_set_async(pp_collector *c, pid_t pid, const pp_py_offsets *o,
+                         const pp_pyasync_offsets *a, const pp_pyasync_types *ty,
+                         int waiting);
 void pp_collect_remove(pp_collector *c, pid_t pid);
 /* The whole host (perfpy record -a): a cpu-clock event on each CPU at the
  * rate asked (samples of whatever runs there, the targets' kept), and

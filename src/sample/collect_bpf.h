@@ -39,9 +39,24 @@ struct pp_bpf_offsets {
     __s32 str_length, str_ascii_data;
 };
 
+/* asyncio (record --async; pyasync.h draws the graph): where a thread keeps
+ * its running task and its tasks, a task its name, coroutine and awaiters,
+ * a coroutine its frame and what it awaits (CPython 3.14+). */
+struct pp_bpf_async {
+    __u32 on;                       /* 1: read the tasks of each sample */
+    __s32 object_type, gen_iframe, gen_frame_state, gen_state_yield_from, gen_state_cleared;
+    __s32 gen_yf_depth, frame_stack, set_mask, set_table, llist_next;
+    __s32 task_name, task_coro, task_awaited_by, task_awaited_by_is_set, task_node;
+    __s32 tstate_running_loop, tstate_running_task, tstate_tasks_head;
+    __u64 coro_type, gen_type;      /* PyCoro_Type's and PyGen_Type's addresses */
+    __u32 waiting;                  /* wall-clock mode: the tasks waiting too */
+    __u32 pad;
+};
+
 struct pp_bpf_target {
     __u64 runtime;                  /* _PyRuntime's address in the process */
     struct pp_bpf_offsets off;
+    struct pp_bpf_async as;
 };
 
 struct pp_bpf_pyframe {
@@ -56,6 +71,43 @@ struct pp_bpf_pyframe {
     __u32 firstlineno;
     __s32 tlbc;                     /* free-threaded: the frame's thread's copy of
                                        the bytecode (its tlbc_index), else 0 */
+};
+
+/* The tasks of a sample (record --async): the task its thread runs, then the
+ * task awaiting it, and the one awaiting that, ... A task's coroutines
+ * (those it is suspended in, outermost first) are frames of py[] after the
+ * thread's own; the running task's are the thread's own frames, from the
+ * top down to py[task_frame]. */
+#define PP_BPF_MAX_TASKS 32
+#define PP_BPF_TASK_LEVELS 16        /* awaiting tasks followed up from one */
+#define PP_BPF_TASK_NAME 96          /* bytes of a task's name object copied */
+
+enum {
+    PP_BPF_TASK_STACK = 1,          /* the first task of a stack: the running one */
+    PP_BPF_TASK_CUT = 2,            /* its coroutines or awaiters were not all read */
+    PP_BPF_TASK_SET = 4,            /* awaited by a set of tasks: the first one followed */
+    PP_BPF_TASK_ROOT = 8,           /* no task awaits it: the chain is whole */
+    PP_BPF_TASK_WAITING = 16,       /* the first task of a stack of a task waiting
+                                       (wall-clock mode), not the running one */
+};
+
+/* Wall-clock mode: of the tasks of the sampled thread that wait (all but
+ * the running one), this many are chosen at random, each a stack of its
+ * own standing for nwaiting / (those chosen) of them. */
+#define PP_BPF_WAITING_CHOSEN 4
+#define PP_BPF_WAITING_WALK 4096        /* tasks of a thread's list looked at */
+
+struct pp_bpf_task {
+    __u64 addr;                     /* the task object */
+    __u64 name_type;                /* its name object's type: a str, or an int (Task-N) */
+    __u64 awaits, awaits_type;      /* what its innermost coroutine awaits (0: none read) */
+    __u64 inner_type;               /* the type of the object right after awaits'
+                                       header (a future's iterator: its future) */
+    __u16 first, n;                 /* its coroutines' frames: py[first, first + n),
+                                       outermost first */
+    __u16 flags, pad;               /* PP_BPF_TASK_* */
+    __u32 pad2;
+    __u8 name[PP_BPF_TASK_NAME];    /* its name object's first bytes */
 };
 
 /* A name's identity from its characters, computed alike on both sides:
@@ -109,6 +161,12 @@ struct pp_bpf_sample {
     char comm[16];
     __u64 regs[17];                 /* x86_64 DWARF order, as sample.h */
     __u64 kips[PP_BPF_MAX_KERNEL];
+    __u32 ntasks;                   /* tasks[] filled (0: no running task, or --async off) */
+    __u32 nwaiting;                 /* wall-clock mode: its thread's tasks waiting */
+    __s32 task_frame;               /* py[] index of the running task's coroutine frame
+                                       (-1: not among the thread's frames) */
+    __u32 npy_all;                  /* py[] filled: the thread's npy, then the tasks' */
+    struct pp_bpf_task tasks[PP_BPF_MAX_TASKS];
     struct pp_bpf_pyframe py[PP_BPF_MAX_PY];
     __u8 stack[PP_BPF_STACK_PAGES * 4096];
 };

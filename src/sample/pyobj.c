@@ -79,9 +79,9 @@ static int cstring(const pp_pyobj *r, uint64_t addr, char *out, size_t len)
     return out[0] ? 0 : -EFAULT;
 }
 
-int pp_pyobj_type_name(const pp_pyobj *r, uint64_t addr, char *out, size_t len)
+int pp_pyobj_type_name_at(const pp_pyobj *r, uint64_t type, char *out, size_t len)
 {
-    uint64_t type = type_of(r, addr), name;
+    uint64_t name;
 
     out[0] = '\0';
     if (!type || field(r, type, r->o->type_name, &name) != 0)
@@ -89,20 +89,20 @@ int pp_pyobj_type_name(const pp_pyobj *r, uint64_t addr, char *out, size_t len)
     return cstring(r, name, out, len);
 }
 
+int pp_pyobj_type_name(const pp_pyobj *r, uint64_t addr, char *out, size_t len)
+{
+    return pp_pyobj_type_name_at(r, type_of(r, addr), out, len);
+}
+
 /* ---- int ------------------------------------------------------------------ */
 
-/* An int's digits, least significant first. */
-static int digits_of(const pp_pyobj *r, uint64_t addr, uint32_t *d, size_t *nd, int *neg)
+/* An int's count of digits and sign from its size field (ob_size, or
+ * 3.12+'s lv_tag: digits << 3 | sign, 0 positive, 1 zero, 2 negative). */
+static int count_of(const pp_py_offsets *o, int64_t size, size_t *nd, int *neg)
 {
-    const pp_py_offsets *o = r->o;
-    int64_t size;
     uint64_t n;
-    size_t width = o->long_shift > 16 ? 4 : 2;
-    unsigned char raw[DIGITS_MAX * 4];
 
-    if (o->long_size < 0 || peek(r, addr + (uint64_t)o->long_size, &size, sizeof(size)) != 0)
-        return -EFAULT;
-    if (o->long_tagged) {       /* digits << 3 | sign: 0 positive, 1 zero, 2 negative */
+    if (o->long_tagged) {
         n = (uint64_t)size >> 3;
         *neg = (size & 3) == 2;
         if ((size & 3) == 1)
@@ -114,14 +114,55 @@ static int digits_of(const pp_pyobj *r, uint64_t addr, uint32_t *d, size_t *nd, 
     if (n > DIGITS_MAX)
         return -ERANGE;
     *nd = (size_t)n;
-    if (n && peek(r, addr + (uint64_t)o->long_digits, raw, (size_t)n * width) != 0)
-        return -EFAULT;
+    return 0;
+}
+
+/* n digits of width bytes each from raw into d. */
+static void unpack(const pp_py_offsets *o, const unsigned char *raw, size_t n, uint32_t *d)
+{
+    size_t width = o->long_shift > 16 ? 4 : 2;
+
     for (size_t i = 0; i < n; i++) {
         uint32_t v = 0;
 
         memcpy(&v, raw + i * width, width);
         d[i] = v;
     }
+}
+
+/* An int's digits, least significant first. */
+static int digits_of(const pp_pyobj *r, uint64_t addr, uint32_t *d, size_t *nd, int *neg)
+{
+    const pp_py_offsets *o = r->o;
+    int64_t size;
+    size_t width = o->long_shift > 16 ? 4 : 2;
+    unsigned char raw[DIGITS_MAX * 4];
+    int rc;
+
+    if (o->long_size < 0 || peek(r, addr + (uint64_t)o->long_size, &size, sizeof(size)) != 0)
+        return -EFAULT;
+    if ((rc = count_of(o, size, nd, neg)) != 0)
+        return rc;
+    if (*nd && peek(r, addr + (uint64_t)o->long_digits, raw, *nd * width) != 0)
+        return -EFAULT;
+    unpack(o, raw, *nd, d);
+    return 0;
+}
+
+/* The value of digits d[0..n) when it fits in 64 bits. */
+static int value_of(const pp_py_offsets *o, const uint32_t *d, size_t n, int neg,
+                    int64_t *value)
+{
+    unsigned __int128 v = 0;
+
+    for (size_t i = n; i-- > 0;) {
+        v = (v << o->long_shift) | d[i];
+        if (v > (unsigned __int128)INT64_MAX + 1)
+            return -ERANGE;
+    }
+    if (!neg && v > INT64_MAX)
+        return -ERANGE;
+    *value = neg ? (int64_t)(0 - (uint64_t)v) : (int64_t)v;
     return 0;
 }
 
@@ -130,22 +171,32 @@ int pp_pyobj_int(const pp_pyobj *r, uint64_t addr, int64_t *value)
     uint32_t d[DIGITS_MAX];
     size_t n;
     int neg, rc;
-    unsigned __int128 v = 0;
     uint64_t t = type_of(r, addr);
 
     if (t != r->t.int_type && t != r->t.bool_type)
         return t ? -EINVAL : -EFAULT;
     if ((rc = digits_of(r, addr, d, &n, &neg)) != 0)
         return rc;
-    for (size_t i = n; i-- > 0;) {
-        v = (v << r->o->long_shift) | d[i];
-        if (v > (unsigned __int128)INT64_MAX + 1)
-            return -ERANGE;
-    }
-    if (!neg && v > INT64_MAX)
+    return value_of(r->o, d, n, neg, value);
+}
+
+int pp_pyobj_int_copy(const pp_py_offsets *o, const void *copy, size_t len, int64_t *value)
+{
+    const unsigned char *b = copy;
+    uint32_t d[DIGITS_MAX];
+    size_t n, width = o->long_shift > 16 ? 4 : 2;
+    int64_t size;
+    int neg, rc;
+
+    if (o->long_size < 0 || o->long_digits < 0 || (size_t)o->long_size + 8 > len)
+        return -EINVAL;
+    memcpy(&size, b + o->long_size, sizeof(size));
+    if ((rc = count_of(o, size, &n, &neg)) != 0)
+        return rc;
+    if ((size_t)o->long_digits + n * width > len)
         return -ERANGE;
-    *value = neg ? (int64_t)(0 - (uint64_t)v) : (int64_t)v;
-    return 0;
+    unpack(o, b + o->long_digits, n, d);
+    return value_of(o, d, n, neg, value);
 }
 
 /* The decimal digits of an int of any size (up to DIGITS_MAX digits). */

@@ -60,10 +60,17 @@ int pp_pyobj_repr(const pp_pyobj *r, uint64_t addr, char *out, size_t len);
 
 /* Its type's name (tp_name) into out; 0, or -EFAULT. */
 int pp_pyobj_type_name(const pp_pyobj *r, uint64_t addr, char *out, size_t len);
+/* The same of the type object at type. */
+int pp_pyobj_type_name_at(const pp_pyobj *r, uint64_t type, char *out, size_t len);
 
 /* An int's value when it fits in 64 bits: 0, -ERANGE (larger), -EINVAL
  * (no int), -EFAULT. */
 int pp_pyobj_int(const pp_pyobj *r, uint64_t addr, int64_t *value);
+
+/* The same from a copy of the int object's first len bytes (what the BPF
+ * program copied at a sample; its type known otherwise): 0, -ERANGE (larger,
+ * or its digits past the copy), -EINVAL. */
+int pp_pyobj_int_copy(const pp_py_offsets *o, const void *copy, size_t len, int64_t *value);
 
 /* A tuple's items (up to max) into items: how many, or -EINVAL (no tuple),
  * -EFAULT. */

@@ -39,7 +39,7 @@
 
 #include <stdint.h>
 
-#define PP_PY_OFFSETS_MAGIC 0x70706f68u   /* "ppoh": the field list's version */
+#define PP_PY_OFFSETS_MAGIC 0x70706f69u   /* "ppoi": the field list's version */
 #define PP_PY_OFFSETS_SYMBOL "perfpy_py_offsets"
 
 /*
@@ -149,7 +149,26 @@
     X(object_dict_form, PP_OBJECT_DICT_FORM, PP_NONE) \
     X(managed_dict_before, PP_MANAGED_DICT_BEFORE, PP_NONE) \
     X(tpflags_managed_dict, PP_TPFLAGS_MANAGED_DICT, PP_NONE) \
-    X(tpflags_inline_values, PP_TPFLAGS_INLINE_VALUES, PP_NONE)
+    X(tpflags_inline_values, PP_TPFLAGS_INLINE_VALUES, PP_NONE) \
+    /* asyncio's task graph (pyasync.c; 3.11+ have coroutine frames): a \
+     * coroutine's frame inside it, its state (a byte) and the state's value \
+     * (as a byte) while it awaits another awaitable (3.13+), which is then on \
+     * the frame's value stack yf_depth slots below its top: stacktop, an \
+     * index from localsplus, or stackpointer (frame_stack_kind PP_STACK_*) */ \
+    X(gen_iframe, PP_OFF_GEN_IFRAME, PP_DBG_GEN_IFRAME) \
+    X(gen_frame_state, PP_OFF_GEN_FRAME_STATE, PP_DBG_GEN_FRAME_STATE) \
+    X(gen_state_yield_from, PP_GEN_STATE_YIELD_FROM, PP_NONE) \
+    X(gen_state_cleared, PP_GEN_STATE_CLEARED, PP_NONE)  /* done: nothing to read */ \
+    X(gen_yf_depth, PP_GEN_YF_DEPTH, PP_NONE) \
+    X(frame_stack, PP_OFF_FRAME_STACK, PP_DBG_FRAME_STACK) \
+    X(frame_stack_kind, PP_FRAME_STACK_KIND, PP_NONE) \
+    /* a set: entries used, mask (slots - 1), its table of (key, hash) */ \
+    X(set_used, offsetof(PySetObject, used), PP_DBG_SET_USED) \
+    X(set_mask, offsetof(PySetObject, mask), PP_DBG_SET_MASK) \
+    X(set_table, offsetof(PySetObject, table), PP_DBG_SET_TABLE) \
+    /* 3.14+: a node of an intrusive circular list (a thread's tasks) */ \
+    X(llist_next, PP_OFF_LLIST_NEXT, PP_DBG_LLIST_NEXT) \
+    X(llist_prev, PP_OFF_LLIST_PREV, PP_DBG_LLIST_PREV)
 
 typedef struct pp_py_offsets {
     uint32_t magic;               /* PP_PY_OFFSETS_MAGIC */
@@ -170,6 +189,10 @@ enum {
     PP_DICT_MANAGED_311 = 1,      /* 3.11: a dict, or its values a word further */
     PP_DICT_MANAGED_312 = 2,      /* 3.12: a dict, or (low bit set) its values */
     PP_DICT_INLINE_313 = 3,       /* 3.13+: values inline after the object, or a dict */
+};
+enum {
+    PP_STACK_INDEX = 1,           /* frame_stack: stacktop, slots from localsplus (3.11-3.13) */
+    PP_STACK_POINTER = 2,         /* frame_stack: stackpointer, a pointer (3.14+) */
 };
 enum {
     PP_INSTR_LASTI_BYTES = 0,     /* f_lasti, a byte offset (3.8, 3.9) */

@@ -148,6 +148,57 @@ int pp_py_symbol_address(const pp_maps *maps, const char *name, uint64_t *addr,
     return -ENOENT;
 }
 
+/* Section `name` of the file mapped at path: where it is in the process
+ * and its size. Sections outlive stripping (CPython puts _Py_DebugOffsets'
+ * sisters, such as _asyncio's AsyncioDebug, in sections of their own). */
+static int section_in(const pp_maps *maps, const char *path, const char *name, uint64_t *addr,
+                      uint64_t *size)
+{
+    char buf[4200];
+    int fd, rc = -ENOENT;
+    Elf *elf = open_elf(pp_maps_open_path(maps, path, buf, sizeof(buf)), &fd);
+    Elf_Scn *scn = NULL;
+    size_t shstrndx;
+    GElf_Shdr sh;
+    uint64_t bias;
+
+    if (!elf)
+        return -ENOENT;
+    if (elf_getshdrstrndx(elf, &shstrndx) == 0 && load_bias(elf, maps, path, &bias) == 0)
+        while ((scn = elf_nextscn(elf, scn)) != NULL) {
+            const char *s;
+
+            if (gelf_getshdr(scn, &sh) && sh.sh_addr &&
+                (s = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(s, name) == 0) {
+                *addr = bias + sh.sh_addr;
+                *size = sh.sh_size;
+                rc = 0;
+                break;
+            }
+        }
+    elf_end(elf);
+    close(fd);
+    return rc;
+}
+
+int pp_py_section_address(const pp_maps *maps, const char *name, uint64_t *addr,
+                          uint64_t *size, char *file, size_t len)
+{
+    for (size_t i = 0; i < maps->n; i++) {
+        const pp_map *m = &maps->v[i];
+
+        /* CPython's files: its binary, libpython, its extension modules */
+        if (m->path[0] != '/' || !(m->prot & PP_MAP_X) || !strstr(m->path, "python"))
+            continue;
+        if (section_in(maps, m->path, name, addr, size) == 0) {
+            if (file)
+                snprintf(file, len, "%s", m->path);
+            return 0;
+        }
+    }
+    return -ENOENT;
+}
+
 /* ---- the process's memory --------------------------------------------------- */
 
 static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
@@ -200,6 +251,22 @@ static size_t utf8(uint32_t c, char *out)
     return 4;
 }
 
+/* The str's characters as UTF-8 from raw (kind 1, 2 or 4 bytes each, n of them). */
+static void utf8_of(const unsigned char *raw, size_t kind, size_t n, char *out, size_t size)
+{
+    size_t w = 0;
+
+    for (size_t i = 0; i < n && w + 5 <= size; i++) {
+        uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((const uint16_t *)(const void *)raw)[i]
+                                                    : ((const uint32_t *)(const void *)raw)[i];
+
+        if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+            c = 0xfffd;              /* never write what is not UTF-8 */
+        w += utf8(c, out + w);
+    }
+    out[w] = '\0';
+}
+
 int pp_pyread_is(pid_t pid, const pp_py_offsets *o, uint64_t obj, uint64_t type)
 {
     uint64_t t = 0;
@@ -215,7 +282,7 @@ int pp_pyread_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, uint64_t str
     uint32_t state;
     int64_t length;
     unsigned char raw[STR_MAX * 4];
-    size_t kind, n, w = 0;
+    size_t kind, n;
 
     out[0] = '\0';
     if (!pp_pyread_is(pid, o, addr, str_type) ||
@@ -231,16 +298,32 @@ int pp_pyread_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, uint64_t str
                                                               : o->str_compact_data),
              raw, n * kind) != 0)
         return 0;
-    for (size_t i = 0; i < n && w + 5 <= size; i++) {
-        uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((const uint16_t *)(void *)raw)[i]
-                                                    : ((const uint32_t *)(void *)raw)[i];
-
-        if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-            c = 0xfffd;              /* never write what is not UTF-8 */
-        w += utf8(c, out + w);
-    }
-    out[w] = '\0';
+    utf8_of(raw, kind, n, out, size);
     return 1;
+}
+
+int pp_pyread_str_copy(const pp_py_offsets *o, const void *copy, size_t n, char *out,
+                       size_t size)
+{
+    const unsigned char *b = copy;
+    uint32_t state;
+    int64_t length;
+    size_t kind, data, have;
+
+    out[0] = '\0';
+    if (o->str_state < 0 || o->str_length < 0 || (size_t)o->str_state + 4 > n ||
+        (size_t)o->str_length + 8 > n)
+        return 0;
+    memcpy(&state, b + o->str_state, sizeof(state));
+    memcpy(&length, b + o->str_length, sizeof(length));
+    kind = (state & o->str_kind_mask) >> __builtin_ctz(o->str_kind_mask);
+    data = (size_t)(state & o->str_ascii_mask ? o->str_ascii_data : o->str_compact_data);
+    if (!(state & o->str_compact_mask) || length < 0 || (kind != 1 && kind != 2 && kind != 4) ||
+        data > n)
+        return 0;
+    have = (n - data) / kind;
+    utf8_of(b + data, kind, (size_t)length < have ? (size_t)length : have, out, size);
+    return (size_t)length <= have ? 1 : 2;
 }
 
 int pp_pyread_code(pid_t pid, const pp_py_offsets *o, const pp_pyread_types *types,

@@ -47,6 +47,13 @@ int pp_pyoffsets_read(const char *module_path, pp_py_offsets *out);
 int pp_py_symbol_address(const pp_maps *maps, const char *name, uint64_t *addr,
                          char *file, size_t len);
 
+/* Where section `name` of a file the process maps is, in the process, and
+ * its size: the first of CPython's files mapped executable (a path with
+ * "python" in it: its binary, libpython, lib-dynload's modules) that has
+ * one. 0 or -ENOENT; *file as pp_py_symbol_address. */
+int pp_py_section_address(const pp_maps *maps, const char *name, uint64_t *addr,
+                          uint64_t *size, char *file, size_t len);
+
 /* The addresses of PyCode_Type and PyUnicode_Type in a process: what a
  * code object and a str there point to as their type. */
 typedef struct pp_pyread_types {
@@ -89,6 +96,12 @@ int pp_pyread_code_fields(pid_t pid, const pp_py_offsets *o, uint64_t code,
  * cannot be read. */
 int pp_pyread_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, uint64_t str_type,
                   char *out, size_t len);
+
+/* The same from a copy of the first n bytes of a str object (what the BPF
+ * program copied at a sample): 1 when read whole, 2 when its characters
+ * went past the copy (out holds those in it), 0 when it is no compact str. */
+int pp_pyread_str_copy(const pp_py_offsets *o, const void *copy, size_t n, char *out,
+                       size_t len);
 
 /* The line table of a code object (a bytes object at table, as its id
  * says) copied into out (up to cap bytes): its length, or -errno (-E2BIG:

@@ -68,11 +68,12 @@ static uint64_t u64_at(const unsigned char *b, int32_t off)
     return v;
 }
 
-/* The identity of code, from this read's memory of it or read now. */
+/* The identity of code, from this read's memory of it (seen: may be NULL)
+ * or read now. */
 static int identity(pid_t pid, const pp_py_offsets *o, uint64_t code, pp_pycode_id *seen,
                     size_t *nseen, pp_pycode_id *id)
 {
-    for (size_t i = 0; i < *nseen; i++)
+    for (size_t i = 0; seen && i < *nseen; i++)
         if (seen[i].code == code) {
             *id = seen[i];
             return 0;
@@ -80,7 +81,7 @@ static int identity(pid_t pid, const pp_py_offsets *o, uint64_t code, pp_pycode_
     id->code = code;
     if (pp_pyread_code_fields(pid, o, code, &id->fields) != 0)
         return -EFAULT;
-    if (*nseen < CODES_PER_WALK)
+    if (seen && *nseen < CODES_PER_WALK)
         seen[(*nseen)++] = *id;
     return 0;
 }
@@ -99,6 +100,39 @@ static int32_t frame_span(const pp_py_offsets *o)
     return span > FRAME_SPAN || o->frame_previous < 0 || o->frame_code < 0 ? -1 : span;
 }
 
+/* One frame's fields from its bytes b (read at addr): 1 a Python
+ * function's frame (its code's identity and instruction in *f), 0 a shim
+ * (*shim set) or no code, -EFAULT. */
+static int one(pid_t pid, const pp_py_offsets *o, uint64_t addr, const unsigned char *b,
+               pp_pystack_frame *f, int *shim, pp_pycode_id *seen, size_t *nseen)
+{
+    uint64_t code = u64_at(b, o->frame_code) & ~(uint64_t)(uint32_t)o->frame_code_tag_mask;
+
+    *shim = o->frame_owner >= 0 && o->frame_owner_shim_min >= 0 &&
+            b[o->frame_owner] >= o->frame_owner_shim_min;
+    if (*shim || !code)
+        return 0;
+    f->frame = addr;
+    if (identity(pid, o, code, seen, nseen, &f->id) != 0)
+        return -EFAULT;
+    f->instr = o->frame_is_object ? (uint64_t)(uint32_t)u64_at(b, o->frame_instr)
+                                  : u64_at(b, o->frame_instr);
+    f->entry = o->frame_is_object ? 1 : o->frame_is_entry >= 0 ? b[o->frame_is_entry] : 0;
+    return 1;
+}
+
+int pp_pystack_frame_at(pid_t pid, const pp_py_offsets *o, uint64_t addr, pp_pystack_frame *f)
+{
+    int32_t span = frame_span(o);
+    unsigned char b[FRAME_SPAN];
+    size_t nseen = 0;
+    int shim;
+
+    if (span < 0 || pp_pyread_peek(pid, addr, b, (size_t)span) != 0)
+        return -EFAULT;
+    return one(pid, o, addr, b, f, &shim, NULL, &nseen);
+}
+
 /* The frame chain from frame: innermost first into t. 0, -EFAULT (a read
  * failed: the frames so far kept) or -EAGAIN (it reached a dead frame). */
 static int walk(pid_t pid, const pp_py_offsets *o, uint64_t frame, pp_pystack_thread *t,
@@ -112,35 +146,26 @@ static int walk(pid_t pid, const pp_py_offsets *o, uint64_t frame, pp_pystack_th
     if (span < 0)
         return -EFAULT;
     for (size_t h = 0; frame && h < MAX_HOPS; h++) {
-        uint64_t code, at = frame;
-        pp_pystack_frame *f;
+        pp_pystack_frame f;
+        uint64_t at = frame;
+        int shim, rc;
 
         if (pp_pyread_peek(pid, frame, b, (size_t)span) != 0)
             return -EFAULT;
         if (o->frame_is_object && u64_at(b, 0) == 0)
             return -EAGAIN;                   /* freed: see pp_pystack_read */
         frame = u64_at(b, o->frame_previous);
-        code = u64_at(b, o->frame_code) & ~(uint64_t)(uint32_t)o->frame_code_tag_mask;
-        if (o->frame_owner >= 0 && o->frame_owner_shim_min >= 0 &&
-            b[o->frame_owner] >= o->frame_owner_shim_min) {
-            if (t->n > 0)
-                t->f[t->n - 1].entry = 1;     /* 3.12+: it began an evaluation */
-            continue;
-        }
-        if (!code)
+        if ((rc = one(pid, o, at, b, &f, &shim, seen, nseen)) < 0)
+            return rc;
+        if (shim && t->n > 0)
+            t->f[t->n - 1].entry = 1;         /* 3.12+: it began an evaluation */
+        if (!rc)
             continue;
         if (t->n == PP_PYSTACK_DEPTH) {
             t->truncated = 1;
             return 0;
         }
-        f = &t->f[t->n];
-        f->frame = at;
-        if (identity(pid, o, code, seen, nseen, &f->id) != 0)
-            return -EFAULT;
-        f->instr = o->frame_is_object ? (uint64_t)(uint32_t)u64_at(b, o->frame_instr)
-                                      : u64_at(b, o->frame_instr);
-        f->entry = o->frame_is_object ? 1 : o->frame_is_entry >= 0 ? b[o->frame_is_entry] : 0;
-        t->n++;
+        t->f[t->n++] = f;
     }
     if (frame)
         t->truncated = 1;                     /* hops ran out */

@@ -50,6 +50,12 @@ typedef struct pp_pystack_thread {
  * pid there. The offset, or -1 (then no thread's tid is known). */
 int pp_pystack_tid_offset(pid_t pid, const pp_py_offsets *o, uint64_t runtime);
 
+/* One frame at addr in pid: its code object's identity and instruction
+ * into *f (entry set when the frame is an object, 3.8-3.10). 1 when it is
+ * a Python function's frame, 0 a shim or a frame with no code (nothing
+ * set), -EFAULT when it cannot be read. */
+int pp_pystack_frame_at(pid_t pid, const pp_py_offsets *o, uint64_t addr, pp_pystack_frame *f);
+
 /* The Python stacks of the threads of pid's main interpreter (_PyRuntime at
  * runtime), up to max into out (a list longer than max is cut there); tid_off from pp_pystack_tid_offset. The
  * number of threads, or -errno (-ESRCH: gone; -EPERM: not ours to read;

@@ -105,6 +105,7 @@ struct walk {
     const struct pp_bpf_offsets *o;
     struct pp_bpf_sample *s;
     __u64 fsbase, ts, frame;
+    __u64 task_frame;               /* --async: the running task's coroutine's frame */
     __u32 n;
     int found;
 };
@@ -123,6 +124,23 @@ static long find_thread(__u32 i, void *ctx)
     }
     w->ts = rd(w->ts, w->o->tstate_next);
     return 0;
+}
+
+/* What a sample keeps of one frame of code. */
+static __always_inline void put_frame(const struct pp_bpf_offsets *o, struct pp_bpf_pyframe *f,
+                                      __u64 frame, __u64 code)
+{
+    f->code = code;
+    f->instr = o->frame_is_object ? (__u64)(__u32)rd(frame, o->frame_instr)
+                                  : rd(frame, o->frame_instr);
+    f->entry = o->frame_is_object ? 1
+               : o->frame_is_entry >= 0 ? rd8(frame, o->frame_is_entry) : 0;
+    f->name = rd(code, o->code_name);
+    f->name_id = name_id(f->name, o);
+    f->file = rd(code, o->code_filename);
+    f->table = rd(code, o->code_linetable);
+    f->firstlineno = (__u32)rd(code, o->code_firstlineno);
+    f->tlbc = o->frame_tlbc_index >= 0 ? (__s32)rd(frame, o->frame_tlbc_index) : 0;
 }
 
 static long one_frame(__u32 i, void *ctx)
@@ -155,20 +173,14 @@ static long one_frame(__u32 i, void *ctx)
         return 1;
     }
     n &= PP_BPF_MAX_PY - 1;
-    s->py[n].code = code;
-    s->py[n].instr = o->frame_is_object ? (__u64)(__u32)rd(frame, o->frame_instr)
-                                        : rd(frame, o->frame_instr);
-    s->py[n].entry = o->frame_is_object ? 1
-                     : o->frame_is_entry >= 0 ? rd8(frame, o->frame_is_entry) : 0;
-    s->py[n].name = rd(code, o->code_name);
-    s->py[n].name_id = name_id(s->py[n].name, o);
-    s->py[n].file = rd(code, o->code_filename);
-    s->py[n].table = rd(code, o->code_linetable);
-    s->py[n].firstlineno = (__u32)rd(code, o->code_firstlineno);
-    s->py[n].tlbc = o->frame_tlbc_index >= 0 ? (__s32)rd(frame, o->frame_tlbc_index) : 0;
+    if (frame == w->task_frame)
+        s->task_frame = (__s32)n;
+    put_frame(o, &s->py[n], frame, code);
     w->n = n + 1;
     return 0;
 }
+
+#include "async.bpf.c"
 
 static __always_inline void python_frames(const struct pp_bpf_target *t,
                                           struct task_struct *task,
@@ -176,6 +188,7 @@ static __always_inline void python_frames(const struct pp_bpf_target *t,
 {
     const struct pp_bpf_offsets *o = &t->off;
     struct walk w = {.o = o, .s = s};
+    __u64 running = 0;
 
     w.fsbase = BPF_CORE_READ(task, thread.fsbase);
     w.ts = rd(rd(t->runtime, o->runtime_interpreters_head), o->interp_threads_head);
@@ -183,6 +196,8 @@ static __always_inline void python_frames(const struct pp_bpf_target *t,
     if (!w.found)
         return;
     s->flags |= PP_BPF_PY_THREAD;
+    if (t->as.on && (running = running_task(&t->as, w.ts)))
+        w.task_frame = rd(running, t->as.task_coro) + t->as.gen_iframe;
     if (o->tstate_cframe >= 0)
         w.frame = rd(rd(w.ts, o->tstate_cframe), o->cframe_current_frame);
     else
@@ -192,7 +207,9 @@ static __always_inline void python_frames(const struct pp_bpf_target *t,
         s->flags |= PP_BPF_PY_TRUNCATED;                    /* frames left unread */
     else if (w.n > 0)
         s->py[(w.n - 1) & (PP_BPF_MAX_PY - 1)].entry = 1;   /* the outermost */
-    s->npy = w.n;
+    s->npy = s->npy_all = w.n;
+    if (t->as.on)
+        async_tasks(t, s, w.ts, running, 0);
 }
 
 SEC("perf_event")
@@ -219,7 +236,9 @@ int pp_on_sample(struct bpf_perf_event_data *ctx)
     s->tid = (__u32)id;
     s->time_ns = bpf_ktime_get_ns();
     s->flags = 0;
-    s->npy = 0;
+    s->npy = s->npy_all = 0;
+    s->ntasks = s->nwaiting = 0;
+    s->task_frame = -1;
     s->stack_len = 0;
     s->stack_skip = 0;
     bpf_get_current_comm(s->comm, sizeof(s->comm));

@@ -36,6 +36,8 @@ typedef struct pp_pyframe {
     int entry;             /* 1: the outermost Python frame of one C-level
                               evaluation (_PyEval_EvalFrameDefault): 3.8-3.10
                               every frame; 3.11+ the entry frames */
+    int task;              /* 1: an asyncio task, not a function: qualname is
+                              its label ("<task 'handler-42'>") */
 } pp_pyframe;
 
 typedef struct pp_sample {
@@ -55,6 +57,16 @@ typedef struct pp_sample {
                                      program reads */
     int py_whole;                 /* the thread's chain was read to its first
                                      frame (the thread's or the program's) */
+    /* asyncio (--async; ntasks 0: none): the stack as its tasks see it
+     * (splice.h) */
+    size_t task_cut;              /* py[] index of the running task's outermost
+                                     coroutine frame */
+    const pp_pyframe *tasks;      /* what replaces the frames rootward of it:
+                                     the running task, the tasks awaiting it
+                                     and their coroutines, LEAF FIRST, each
+                                     task after its coroutines */
+    size_t ntasks;
+    int tasks_whole;              /* the chain reached a task no task awaits */
 } pp_sample;
 
 #endif

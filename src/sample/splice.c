@@ -7,6 +7,7 @@
  */
 #include "splice.h"
 #include "profile/htab.h"
+#include "report/fold.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -82,6 +83,35 @@ static int push_python(pp_splicer *sp, size_t *n, const pp_pyframe *py, size_t i
     return 0;
 }
 
+/* A task of the --async tail (py->task): its label, in DSO "[task]". */
+static int push_task(pp_splicer *sp, size_t *n, const pp_pyframe *f)
+{
+    size_t need = strlen(f->qualname) + 1;
+    pp_script_frame *x;
+
+    if (pp__grow((void **)&sp->text, &sp->text_cap, sp->text_len + need, 1) < 0)
+        return -ENOMEM;
+    memcpy(sp->text + sp->text_len, f->qualname, need);
+    x = &sp->frames[*n];
+    memset(x, 0, sizeof(*x));
+    x->ip = 1;
+    x->sym_len = (uint32_t)(need - 1);
+    x->dso = PP_TASK_DSO;
+    x->dso_len = sizeof(PP_TASK_DSO) - 1;
+    sp->text_at[(*n)++] = sp->text_len;
+    sp->text_len += need;
+    return 0;
+}
+
+static int push_tail(pp_splicer *sp, size_t *n, const pp_sample *s)
+{
+    for (size_t i = 0; i < s->ntasks; i++)
+        if ((s->tasks[i].task ? push_task(sp, n, &s->tasks[i])
+                              : push_python(sp, n, s->tasks, i, s->ntasks)) < 0)
+            return -ENOMEM;
+    return 0;
+}
+
 static int push_run(pp_splicer *sp, size_t *n, const pp_sample *s, size_t run)
 {
     size_t from = run ? sp->run_end[run - 1] : 0;
@@ -113,19 +143,34 @@ static int reserve(pp_splicer *sp, size_t nframes, size_t npy)
     return 0;
 }
 
+/* --async: the runs end with the one that holds the running task's
+ * outermost coroutine frame, cut after it. The number of runs left. */
+static size_t cut_runs(pp_splicer *sp, const pp_sample *s, size_t nruns)
+{
+    size_t last = 0;
+
+    while (last + 1 < nruns && sp->run_end[last] <= s->task_cut)
+        last++;
+    sp->run_end[last] = s->task_cut + 1;
+    return last + 1;
+}
+
 int pp_splice(pp_splicer *sp, const pp_sample *s, const pp_native_frame *kernel, size_t nk,
               const pp_native_frame *native, size_t nn, pp_script_sample *out)
 {
-    size_t total = nk + nn + s->npy, n = 0, nruns, run = 0;
+    size_t total = nk + nn + s->npy + s->ntasks, n = 0, nruns, run = 0;
+    int tasks = s->ntasks > 0 && (s->npy == 0 || s->task_cut < s->npy);
 
     memset(out, 0, sizeof(*out));
     if (reserve(sp, total ? total : 1, s->npy) < 0)
         return -ENOMEM;
     sp->text_len = 0;
     nruns = split_runs(sp, s);
+    if (tasks && nruns)
+        nruns = cut_runs(sp, s, nruns);
     for (size_t i = 0; i < nk; i++)
         push_native(sp, &n, &kernel[i]);
-    for (size_t i = 0; i < nn; i++) {
+    for (size_t i = 0; i < nn && !(tasks && run == nruns); i++) {
         push_native(sp, &n, &native[i]);
         if (run < nruns && is_eval(native[i].sym) && push_run(sp, &n, s, run++) < 0)
             return -ENOMEM;
@@ -136,6 +181,8 @@ int pp_splice(pp_splicer *sp, const pp_sample *s, const pp_native_frame *kernel,
     for (; run < nruns; run++)
         if (push_run(sp, &n, s, run) < 0)
             return -ENOMEM;
+    if (tasks && push_tail(sp, &n, s) < 0)
+        return -ENOMEM;
     for (size_t i = 0; i < n; i++)
         if (sp->text_at[i] != SIZE_MAX)
             sp->frames[i].sym = sp->text + sp->text_at[i];
@@ -149,8 +196,8 @@ int pp_splice(pp_splicer *sp, const pp_sample *s, const pp_native_frame *kernel,
     out->event_len = 9;
     out->frames = sp->frames;
     out->nframes = n;
-    out->frames_dropped = s->py_truncated != 0;
-    out->origin = s->py_whole && s->npy > 0 && !s->py_truncated;
+    out->frames_dropped = !tasks && s->py_truncated != 0;
+    out->origin = tasks ? s->tasks_whole : s->py_whole && s->npy > 0 && !s->py_truncated;
     return 0;
 }
 

@@ -27,6 +27,16 @@
  * A Python chain deeper than the collector reads (py_truncated) is marked
  * with frames_dropped (its root side cut).
  *
+ * --async (pp_sample.ntasks): the running task's stack is the splice's
+ * tail. Frames rootward of the task's outermost coroutine frame (the event
+ * loop: run_forever, _run_once, Handle._run) and the native frames rootward
+ * of that frame's evaluation give way to the tail, leaf first: the running
+ * task, then each task awaiting the one before after its coroutines. A task
+ * reads as its label in DSO "[task]" (fold.h's PP_TASK_DSO: a marker the
+ * folder keeps). The stack is whole when the chain reached a task no task
+ * awaits (pp_sample.tasks_whole). A sample with no Python frame of its own
+ * and a tail (a task waiting, in wall-clock mode) is the tail alone.
+ *
  * A Python frame reads "py::<qualname>:<file>" in DSO "[python]" and
  * carries its executing line and def line (pp_script_frame.py_line,
  * py_def_line; the folder labels it "qualname (file:py_line)"; with

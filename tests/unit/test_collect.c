@@ -95,7 +95,7 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
     for (unsigned i = 0; i < s->npy; i++) {
         pp_pyread_code(l->pid, &l->o, &l->types, s->py[i].code, &names[i]);
         py[i] = (pp_pyframe){names[i].qualname, names[i].file, names[i].def_line,
-                             names[i].def_line, (int)s->py[i].entry};
+                             names[i].def_line, (int)s->py[i].entry, 0};
     }
     ps.py = py;
     ps.npy = s->npy;

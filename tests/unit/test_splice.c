@@ -70,8 +70,8 @@ static char *folded(const pp_script_sample *out)
 
 /* 3.8-3.10: every Python frame is an evaluation of its own. */
 static const pp_pyframe py310[] = {
-    {"foo", "/app/x.py", 3, 1, 1}, {"bar", "/app/x.py", 12, 10, 1},
-    {"<module>", "/app/x.py", 30, 1, 1},
+    {"foo", "/app/x.py", 3, 1, 1, 0}, {"bar", "/app/x.py", 12, 10, 1, 0},
+    {"<module>", "/app/x.py", 30, 1, 1, 0},
 };
 
 TEST(splice_one_frame_per_evaluation)
@@ -115,8 +115,8 @@ TEST(splice_def_lines_on_request)
 /* 3.11+: one evaluation runs frames until an entry frame; recursion within
  * one evaluation gives neighbours of one name, which stay two frames. */
 static const pp_pyframe py312[] = {
-    {"fib", "/app/x.py", 5, 4, 0}, {"fib", "/app/x.py", 6, 4, 0}, {"bar", "/app/x.py", 12, 10, 1},
-    {"cb", "/app/x.py", 20, 19, 1}, {"<module>", "/app/x.py", 30, 1, 1},
+    {"fib", "/app/x.py", 5, 4, 0, 0}, {"fib", "/app/x.py", 6, 4, 0, 0}, {"bar", "/app/x.py", 12, 10, 1, 0},
+    {"cb", "/app/x.py", 20, 19, 1, 0}, {"<module>", "/app/x.py", 30, 1, 1, 0},
 };
 
 TEST(splice_runs_up_to_entry_frames)
@@ -232,5 +232,104 @@ TEST(splice_kernel_only_sample)
     /* and a cut one: no root, so "[truncated]" */
     ASSERT_OK(pp_splice(sp, &s, k, 1, NULL, 0, &out));
     ASSERT_EQ_STR(folded(&out), "[truncated];schedule 1\n");
+    pp_splice_close(sp);
+}
+
+/* --async: the running task (its coroutines: bar, whose evaluation cb's C
+ * code started, and fib) under the tasks awaiting it: what ran it (cb,
+ * <module>: the event loop) and the natives rootward of bar's evaluation
+ * give way to <task 'handler-1'>, then serve's coroutines (innermost
+ * first) and <task 'Task-1'>, the root. */
+static const pp_pyframe tail2[] = {
+    {"<task 'handler-1'>", "", 0, 0, 0, 1},
+    {"Queue.get", "/lib/queues.py", 186, 180, 0, 0},
+    {"serve", "/app/x.py", 46, 40, 0, 0},
+    {"<task 'Task-1'>", "", 0, 0, 0, 1},
+};
+
+TEST(splice_async_tasks_replace_what_runs_the_task)
+{
+    pp_splicer *sp;
+    pp_script_sample out;
+    pp_sample s = sample(py312, 5);
+
+    s.task_cut = 2;                        /* bar: the running task's coroutine */
+    s.tasks = tail2;
+    s.ntasks = NN(tail2);
+    s.tasks_whole = 1;
+    ASSERT_OK(pp_splice_open(&sp, NULL));
+    ASSERT_OK(pp_splice(sp, &s, kernel2, NN(kernel2), native3, NN(native3), &out));
+    ASSERT_EQ_STR(syms(&out),
+                  "clear_page_erms|asm_exc_page_fault|PyLong_FromLong|"
+                  "_PyEval_EvalFrameDefault|py::fib:/app/x.py|py::fib:/app/x.py|"
+                  "py::bar:/app/x.py|<task 'handler-1'>|py::Queue.get:/lib/queues.py|"
+                  "py::serve:/app/x.py|<task 'Task-1'>");
+    ASSERT_EQ_STR(folded(&out), "<task 'Task-1'>;serve (/app/x.py:46);"
+                                "Queue.get (/lib/queues.py:186);<task 'handler-1'>;"
+                                "bar (/app/x.py:12);fib (/app/x.py:6);fib (/app/x.py:5);"
+                                "PyLong_FromLong;asm_exc_page_fault;clear_page_erms 1\n");
+    /* a chain not read to its root: marked, never taken for whole */
+    s.tasks_whole = 0;
+    ASSERT_OK(pp_splice(sp, &s, NULL, 0, native3, NN(native3), &out));
+    ASSERT_CONTAINS(folded(&out), "[truncated];<task 'Task-1'>;serve (");
+    pp_splice_close(sp);
+}
+
+TEST(splice_async_task_frames_stay_without_native_frames)
+{
+    pp_splicer *sp;
+    pp_script_sample out;
+    pp_sample s = sample(py312, 5);
+    pp_profile p;
+    pp_folder *f;
+    pp_fold_opts fo = {0};
+    char *text;
+
+    s.task_cut = 2;
+    s.tasks = tail2;
+    s.ntasks = NN(tail2);
+    s.tasks_whole = 1;
+    fo.no_native = 1;
+    ASSERT_OK(pp_splice_open(&sp, NULL));
+    ASSERT_OK(pp_splice(sp, &s, NULL, 0, native3, NN(native3), &out));
+    ASSERT_OK(pp_profile_init(&p));
+    ASSERT_OK(pp_fold_open(&f, &p, &fo));
+    ASSERT_OK(pp_fold_sample(f, &out));
+    pp_fold_close(f);
+    text = collapsed_of(&p);
+    ASSERT_EQ_STR(text, "<task 'Task-1'>;serve (/app/x.py:46);Queue.get (/lib/queues.py:186);"
+                        "<task 'handler-1'>;bar (/app/x.py:12);fib (/app/x.py:6);"
+                        "fib (/app/x.py:5) 1\n");
+    free(text);
+    pp_profile_free(&p);
+    pp_splice_close(sp);
+}
+
+/* Wall-clock --async: a task waiting is a stack of tasks alone (no thread
+ * frames, no native ones), its leaf what it awaits. */
+TEST(splice_async_waiting_task_is_its_tasks_alone)
+{
+    static const pp_pyframe waiting[] = {
+        {"[awaiting Future]", "", 0, 0, 0, 1},
+        {"sleep", "/lib/tasks.py", 702, 690, 0, 0},
+        {"helper", "/app/x.py", 22, 20, 0, 0},
+        {"handler", "/app/x.py", 29, 26, 0, 0},
+        {"<task 'handler-7'>", "", 0, 0, 0, 1},
+        {"serve", "/app/x.py", 46, 40, 0, 0},
+        {"<task 'Task-1'>", "", 0, 0, 0, 1},
+    };
+    pp_splicer *sp;
+    pp_script_sample out;
+    pp_sample s = sample(NULL, 0);
+
+    s.have_user = 0;
+    s.tasks = waiting;
+    s.ntasks = NN(waiting);
+    s.tasks_whole = 1;
+    ASSERT_OK(pp_splice_open(&sp, NULL));
+    ASSERT_OK(pp_splice(sp, &s, NULL, 0, NULL, 0, &out));
+    ASSERT_EQ_STR(folded(&out), "<task 'Task-1'>;serve (/app/x.py:46);<task 'handler-7'>;"
+                                "handler (/app/x.py:29);helper (/app/x.py:22);"
+                                "sleep (/lib/tasks.py:702);[awaiting Future] 1\n");
     pp_splice_close(sp);
 }

@@ -1,0 +1,173 @@
+"""asyncio as its authors see it: `perfpy record --async` on an asyncio
+server (programs/async_server.py: serve() accepts
+connections and runs each request as a task of its TaskGroup, handler-N,
+which awaits helper, which awaits a sleep and then hashes half a MiB in C)
+under 200 requests at once (programs/async_client.py).
+
+CPython 3.14+ publish where a thread's running task, a task's name,
+coroutine and awaiters are (_asyncio's debug offsets): there a sample in a
+task reads as the chain of tasks awaiting it, serve -> handler -> helper,
+above the native and kernel frames of what runs; before 3.14 one line says
+the tasks are not read and the stacks are the threads'.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+from support import interpreters, needs_perf, note
+from test_record import PROGRAMS, SAMPLER, RecordTest
+from test_report import collapsed_counts
+
+SERVER = os.path.join(PROGRAMS, "async_server.py")
+CLIENT = os.path.join(PROGRAMS, "async_client.py")
+# serve's task (asyncio.run's, Task-1), serve's coroutines, a handler's task
+# and its coroutines, root first
+CHAIN = re.compile(r"^<task 'Task-1'>;serve \([^;]*\);(?:[^;]*;)*?<task 'handler-\d+'>;"
+                   r"handler \([^;]*\);helper \(")
+
+
+def async_pythons():
+    return [py for py in interpreters() if py.version_info >= (3, 14)]
+
+
+def request_path(stacks):
+    """Of the samples in helper (the request's work), how many carry the
+    whole chain, and of those whose innermost Python frame is helper (its
+    C work: the hash, the concatenation), how many show a native frame
+    below it."""
+    helper = chain = own = native = 0
+    for stack, n in stacks.items():
+        frames = stack.split(";")
+        names = [f.split(" (")[0] for f in frames]
+        if "helper" not in names:
+            continue
+        helper += n
+        chain += n if CHAIN.match(stack) else 0
+        at = len(names) - 1 - names[::-1].index("helper")
+        below = frames[at + 1:]
+        if not any(re.search(r" \([^;()]*:\d+\)$", f) for f in below):
+            own += n
+            native += n if below else 0
+    return helper, chain, own, native
+
+
+class AsyncServer(RecordTest):
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.exists(SAMPLER):
+            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+        if os.geteuid() != 0:
+            self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
+        self.procs = []
+        self.addCleanup(self.stop_all)
+
+    def stop_all(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+
+    def server(self, py, sleep="0.005", hold=False):
+        """The server, once it listens: (its Popen, its port)."""
+        portfile = os.path.join(self.tmp, "port-%d" % len(self.procs))
+        p = subprocess.Popen([py.path, SERVER, portfile, sleep, "1" if hold else "0"],
+                             stdout=subprocess.PIPE, universal_newlines=True)
+        self.procs.append(p)
+        for _ in range(300):
+            if os.path.exists(portfile):
+                with open(portfile) as f:
+                    return p, int(f.read())
+            self.assertIsNone(p.poll(), "the server ended before it listened")
+            time.sleep(0.05)
+        self.fail("the server did not listen within 15 s")
+
+    def client(self, port, conns, seconds):
+        p = subprocess.Popen([sys.executable, CLIENT, str(port), str(conns), str(seconds)],
+                             stdout=subprocess.PIPE, universal_newlines=True)
+        self.procs.append(p)
+        return p
+
+    def answered(self, server):
+        """SIGTERM: the server's own CPU time and requests answered."""
+        server.send_signal(signal.SIGTERM)
+        out, _ = server.communicate(timeout=30)
+        m = re.search(r"^cpu ([\d.]+) answered (\d+)$", out, re.M)
+        self.assertTrue(m, out)
+        return float(m.group(1)), int(m.group(2))
+
+    def profile(self, py, name, args, seconds=3):
+        """200 requests in flight while `perfpy record -p` records the
+        server for `seconds`: its stacks, perfpy's stderr."""
+        server, port = self.server(py)
+        load = self.client(port, 200, seconds + 3)
+        time.sleep(1)
+        out = self.out(name)
+        p = self.record_pid(["--mode", "sample", "-d", str(seconds), "-f", "collapsed",
+                             "-o", out] + args, server.pid)
+        load.wait(timeout=60)
+        self.answered(server)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        return collapsed_counts(out), p.stderr
+
+    def record_pid(self, args, pid):
+        from support import PERFPY, run
+        return run([PERFPY, "record"] + args + ["-p", str(pid)],
+                   env={"TMPDIR": self.rectmp}, timeout=120)
+
+    @needs_perf
+    def test_async_stacks_carry_the_chain_of_tasks_and_native_frames(self):
+        """--async on 3.14+: of the samples in helper, at least 95% carry
+        <task 'Task-1'>;serve;...;<task 'handler-N'>;handler;helper, root
+        first, with no event-loop frame above; of those in helper's own C
+        work, at least 95% show its native frames (sha256, the
+        concatenation). The twin without --async: the same server's helper
+        samples sit under the event loop (run_forever), none under a task.
+        (Mutation: the BPF program's running task read at another offset of
+        the thread state -> red: 0 of 719 samples in helper with the chain on 3.14, 0 of 636 on 3.15.)"""
+        pys = async_pythons()
+        if not pys:
+            self.skipTest("no CPython 3.14 or newer here (the sid world has them)")
+        for py in pys:
+            with self.subTest(py=py.label):
+                stacks, err = self.profile(py, "async-%s.txt" % py.label, ["--async"])
+                helper, chain, own, native = request_path(stacks)
+                loop = sum(n for s_, n in stacks.items()
+                           if "helper (" in s_ and "run_forever (" in s_)
+                note("%s --async: %d of %d samples in helper carry the chain (%.1f%%); %d of "
+                     "%d in its C work show native frames; %d under the event loop"
+                     % (py.label, chain, helper, 100.0 * chain / max(helper, 1), native, own,
+                        loop))
+                self.assertGreater(helper, 100, err[-2000:])
+                self.assertGreaterEqual(chain * 100, helper * 95)
+                self.assertGreater(own, 50)
+                self.assertGreaterEqual(native * 100, own * 95)
+                self.assertNotIn("--async:", err)       # nothing to say on 3.14+
+            with self.subTest(py=py.label, twin="no --async"):
+                stacks, err = self.profile(py, "plain-%s.txt" % py.label, [])
+                helper, chain, _, _ = request_path(stacks)
+                loop = sum(n for s_, n in stacks.items()
+                           if "helper (" in s_ and "run_forever (" in s_)
+                self.assertGreater(helper, 100, err[-2000:])
+                self.assertEqual(chain, 0)
+                self.assertFalse([s_ for s_ in stacks if "<task '" in s_][:3])
+                self.assertGreaterEqual(loop * 100, helper * 95)
+
+    @needs_perf
+    def test_before_3_14_async_says_the_tasks_are_not_read(self):
+        """--async on a CPython before 3.14: one line says its tasks are not
+        read and why, and the profile is the threads' stacks, whole."""
+        pys = [py for py in interpreters() if (3, 11) <= py.version_info < (3, 14)]
+        if not pys:
+            self.skipTest("no CPython 3.11-3.13 here")
+        for py in pys:
+            with self.subTest(py=py.label):
+                stacks, err = self.profile(py, "old-%s.txt" % py.label, ["--async"], 2)
+                self.assertIn("whose tasks are not read (asyncio's task graph is published "
+                              "from 3.14 on)", err)
+                self.assertEqual(err.count("--async:"), 1)
+                self.assertFalse([s_ for s_ in stacks if "<task '" in s_][:3])
+                self.assertGreater(sum(n for s_, n in stacks.items() if "helper (" in s_), 50)
