@@ -164,8 +164,17 @@ class Load:
         # nice-19 autogroup; they are killed as its process group
         script = "".join(" ".join(shlex.quote(x) for x in j) + " &\n" for j in jobs) + "wait\n"
         self.group = subprocess.Popen(["/bin/sh", "-c", script], preexec_fn=lowest)
-        time.sleep(3)
-        self.busy = [(label, find_pid(tag)) for label, tag in labels]
+        # a container's python starts after its namespaces and chroot: on a
+        # loaded machine 3 s was not enough for them (the first hour's run
+        # matched 14 of 20, the other six were sampled under pids it never
+        # learnt)
+        pids, deadline = {}, time.monotonic() + 60
+        while len(pids) < len(labels) and time.monotonic() < deadline:
+            time.sleep(1)
+            for label, tag in labels:
+                if tag not in pids and find_pid(tag):
+                    pids[tag] = find_pid(tag)
+        self.busy = [(label, pids.get(tag)) for label, tag in labels]
 
     def spawn(self):
         pys = [p for p in HOST_PYTHONS if os.path.exists(p)]
