@@ -40,6 +40,7 @@ ENGINE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(ENGINE_SRCS))
 # (tests/integration/test_layers.py checks the includes)
 # perfpy-sample's own (libbpf, libelf): not in the CLI's library
 SAMPLER_MAIN := src/cli/sample_main.c src/cli/read_main.c src/cli/sample_host.c \
+               src/cli/dump_async.c \
                src/cli/dump_main.c
 CLI_SRCS := $(filter-out src/cli/main.c $(SAMPLER_MAIN),$(wildcard src/cli/*.c))
 CLI_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(CLI_SRCS))

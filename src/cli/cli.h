@@ -12,6 +12,8 @@
 #include "perfpy/error.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #define PP_EXIT_OK 0
 #define PP_EXIT_FAIL 1
@@ -77,6 +79,9 @@ int pp__read_main(int argc, char **argv);
 int pp__read_top(double interval, int argc, char **argv);
 /* perfpy-sample --dump (dump_main.c). */
 int pp__dump_main(int argc, char **argv);
+/* perfpy dump --async: the asyncio task tree of pid on out, as `python -m
+ * asyncio pstree` draws it (dump_async.c). An exit status. */
+int pp__dump_async(pid_t pid, FILE *out);
 /* The sentence for a perfpy without it, from pp_sampler_find's path and why. */
 void pp_sampler_absent(const char *path, const char *why, char *buf, size_t cap);
 

@@ -47,6 +47,11 @@ static void help(FILE *out)
             "      --nonblocking    never stop the program, even for a moment (no C\n"
             "                       frames then; default: off)\n"
             "      --no-native      Python frames only (default: C and kernel frames too)\n"
+            "      --async          then asyncio's task tree (CPython 3.14+), as python3 -m\n"
+            "                       asyncio pstree PID draws it: every task under the\n"
+            "                       task awaiting it, with its coroutines at their lines;\n"
+            "                       read from outside until two reads agree (or while no\n"
+            "                       thread ran), else marked as changing (default: off)\n"
             "  -h, --help           this help\n"
             "\n"
             "exit status: 0 read, 1 the process could not be read (no such process,\n"
@@ -82,6 +87,9 @@ static int dump_option(int c, void *opts, pp_usage *u)
     case 'N':
         o->no_native = 1;
         break;
+    case 'A':
+        o->async = 1;
+        break;
     }
     return PP_PARSED_RUN;
 }
@@ -95,6 +103,7 @@ int pp_dump_parse(int argc, char **argv, pp_dump_cli *o, pp_usage *u)
         {"subprocesses", no_argument, NULL, 's'},
         {"nonblocking", no_argument, NULL, 'B'},
         {"no-native", no_argument, NULL, 'N'},
+        {"async", no_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -116,6 +125,8 @@ int pp_dump_parse(int argc, char **argv, pp_dump_cli *o, pp_usage *u)
     }
     if (!o->pid)
         return pp_usage_set(u, "no process given (perfpy dump PID)");
+    if (o->async && o->json)
+        return pp_usage_set(u, "--async draws a text tree: give it without --json");
     return PP_PARSED_RUN;
 }
 
@@ -124,7 +135,7 @@ int pp_cmd_dump(int argc, char **argv)
     pp_dump_cli o;
     pp_usage u;
     char libdir[PATH_MAX], helper[PATH_MAX + 16], why[512], said[1024], pid[32];
-    char *args[9];
+    char *args[10];
     int rc;
 
     if ((rc = pp_parsed("dump", pp_dump_parse(argc, argv, &o, &u), &u, help)) >= 0)
@@ -144,8 +155,9 @@ int pp_cmd_dump(int argc, char **argv)
     args[4] = o.subprocesses ? "1" : "0";
     args[5] = o.nonblocking ? "1" : "0";
     args[6] = o.no_native ? "1" : "0";
-    args[7] = pid;
-    args[8] = NULL;
+    args[7] = o.async ? "1" : "0";
+    args[8] = pid;
+    args[9] = NULL;
     fflush(stdout);
     fflush(stderr);
     execv(helper, args);

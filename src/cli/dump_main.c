@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 typedef struct dump_args {
-    int json, locals, subprocesses, nonblocking, no_native;
+    int json, locals, subprocesses, nonblocking, no_native, async;
     pid_t pid;
 } dump_args;
 
@@ -296,7 +296,7 @@ int pp__dump_main(int argc, char **argv)
     long n = 1;
     int first = 1, read = 0;
 
-    if (argc != 7) {
+    if (argc != 8) {
         fprintf(stderr, "perfpy-sample --dump is run by `perfpy dump`\n");
         return PP_EXIT_USAGE;
     }
@@ -305,14 +305,22 @@ int pp__dump_main(int argc, char **argv)
     a.subprocesses = strcmp(argv[3], "1") == 0;
     a.nonblocking = strcmp(argv[4], "1") == 0;
     a.no_native = strcmp(argv[5], "1") == 0;
-    a.pid = (pid_t)strtol(argv[6], NULL, 10);
+    a.async = strcmp(argv[6], "1") == 0;
+    a.pid = (pid_t)strtol(argv[7], NULL, 10);
     procs[0].pid = a.pid;
     if (a.subprocesses && (n = pp_procs_tree(a.pid, procs, 256)) <= 0)
         n = 1;                      /* the process itself says why it cannot be read */
     if (a.json)
         fputs("{\"processes\": [", stdout);
     for (long i = 0; i < n; i++) {
-        read += dump_one(&a, procs[i].pid, &first) == 0;
+        int ok = dump_one(&a, procs[i].pid, &first) == 0;
+
+        if (ok && a.async) {        /* then its tasks, as asyncio pstree draws them */
+            fflush(stdout);
+            fputc('\n', stdout);
+            ok = pp__dump_async(procs[i].pid, stdout) == 0;
+        }
+        read += ok;
     }
     if (a.json)
         fputs("]}\n", stdout);

@@ -128,6 +128,7 @@ void pp_help_fold_options(FILE *out, int width);
 typedef struct pp_dump_cli {
     long pid;
     int json, locals, subprocesses, nonblocking, no_native;
+    int async;                 /* --async: asyncio's task tree too */
 } pp_dump_cli;
 int pp_dump_parse(int argc, char **argv, pp_dump_cli *o, pp_usage *u);
 

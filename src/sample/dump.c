@@ -238,7 +238,7 @@ static void name_python(resolver *r, const pp_dump_thread *t, pp_pyframe *py)
                              named ? pp_pycode_line(en, o, pp_pyread_code_start(
                                                         r->d->pid, o, f->id.code, 0),
                                                     f->instr) : 0,
-                             named ? en->def_line : 0, f->entry};
+                             named ? en->def_line : 0, f->entry, 0};
     }
 }
 

@@ -1,5 +1,5 @@
-"""asyncio as its authors see it: `perfpy record --async` on an asyncio
-server (programs/async_server.py: serve() accepts
+"""asyncio as its authors see it: `perfpy record --async` and `perfpy dump
+--async` on an asyncio server (programs/async_server.py: serve() accepts
 connections and runs each request as a task of its TaskGroup, handler-N,
 which awaits helper, which awaits a sleep and then hashes half a MiB in C)
 under 200 requests at once (programs/async_client.py).
@@ -171,3 +171,67 @@ class AsyncServer(RecordTest):
                 self.assertEqual(err.count("--async:"), 1)
                 self.assertFalse([s_ for s_ in stacks if "<task '" in s_][:3])
                 self.assertGreater(sum(n for s_, n in stacks.items() if "helper (" in s_), 50)
+
+    def dump_async(self, pid):
+        """`perfpy dump --async PID`: the threads (the loop's with its native
+        and kernel frames), then the task tree: its header line, the tree."""
+        from support import PERFPY, run
+        p = run([PERFPY, "dump", "--async", str(pid)], timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        threads, sep, rest = p.stdout.partition("\nProcess %d: CPython " % pid)
+        self.assertTrue(sep, p.stdout[-2000:])
+        head, _, tree = rest.partition("\n")
+        return threads, head, tree
+
+    def test_dump_async_lists_every_task_as_asyncio_pstree_does(self):
+        """The server holding 200 requests (each handler-N in helper,
+        awaiting an Event: a graph that stands still): perfpy's task tree
+        is the one `python3.X -m asyncio pstree PID` prints, line for line
+        (every task under its awaiter, each coroutine at its line), read
+        once while nothing ran. (Mutation: a task's one awaiter, kept
+        without a set, left out -> red: the 200 handlers drawn as roots.)"""
+        pys = async_pythons()
+        if not pys:
+            self.skipTest("no CPython 3.14 or newer here (the sid world has them)")
+        for py in pys:
+            with self.subTest(py=py.label):
+                server, port = self.server(py, hold=True)
+                load = self.client(port, 200, 0)
+                self.assertEqual(load.stdout.readline().strip(), "held 200")
+                for _ in range(100):           # every request in helper's Event.wait
+                    threads, head, tree = self.dump_async(server.pid)
+                    if tree.count("Event.wait") == 200:
+                        break
+                    time.sleep(0.1)
+                from support import run
+                theirs = run([py.path, "-m", "asyncio", "pstree", str(server.pid)], timeout=60)
+                self.assertEqual(theirs.returncode, 0, theirs.stderr)
+                note("%s: %s; %d lines, %d tasks" % (py.label, head, len(tree.splitlines()),
+                                                     tree.count("(T) ")))
+                self.assertIn("201 asyncio tasks", head)   # serve and 200 handlers
+                self.assertIn("read while none of its threads ran", head)
+                self.assertEqual(tree.count("(T) handler-"), 200)
+                self.assertEqual(tree, theirs.stdout)
+                # the loop's thread above it, with its C and kernel frames
+                self.assertIn("BaseEventLoop._run_once (", threads)
+                self.assertRegex(threads, r"\n    \S+ \((?:python3\.\d+|libc\.so\.6|libpython"
+                                          r"[^)]*)\)\n")
+                self.assertIn(" [kernel]\n", threads)
+
+    def test_dump_async_before_3_14_says_the_tasks_are_not_read(self):
+        """The negative twin: on 3.11-3.13 `perfpy dump --async` still prints
+        the threads (the loop's stack), then one line says why the tasks are
+        not read, and the exit status is 1."""
+        pys = [py for py in interpreters() if (3, 11) <= py.version_info < (3, 14)]
+        if not pys:
+            self.skipTest("no CPython 3.11-3.13 here")
+        from support import PERFPY, run
+        for py in pys:
+            with self.subTest(py=py.label):
+                server, _ = self.server(py, hold=True)
+                p = run([PERFPY, "dump", "--async", str(server.pid)], timeout=60)
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertIn("_run_once (", p.stdout)
+                self.assertIn("the .AsyncioDebug section of CPython 3.14+", p.stderr)
+                self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+                self.assertNotIn("(T) ", p.stdout)
