@@ -943,6 +943,8 @@ static int finish(state *st, const char *format, const char *output, int status)
     if (st->every)
         return finish_every(st, output);
     if (st->top_mode) {             /* shown as it went: nothing to write */
+        pp_fold_close(st->fold);    /* the interval under way */
+        st->fold = NULL;
         pp_profile_free(prof);
         free(prof);
         return program_status(st, status);
