@@ -198,9 +198,9 @@ class AsyncServer(RecordTest):
                 server, port = self.server(py, hold=True)
                 load = self.client(port, 200, 0)
                 self.assertEqual(load.stdout.readline().strip(), "held 200")
-                for _ in range(100):           # every request in helper's Event.wait
-                    threads, head, tree = self.dump_async(server.pid)
-                    if tree.count("Event.wait") == 200:
+                for _ in range(100):           # every request in helper's Event.wait,
+                    threads, head, tree = self.dump_async(server.pid)   # the loop idle
+                    if tree.count("Event.wait") == 200 and "(waiting in" in threads:
                         break
                     time.sleep(0.1)
                 from support import run
@@ -212,10 +212,10 @@ class AsyncServer(RecordTest):
                 self.assertIn("read while none of its threads ran", head)
                 self.assertEqual(tree.count("(T) handler-"), 200)
                 self.assertEqual(tree, theirs.stdout)
-                # the loop's thread above it, with its C and kernel frames
+                # the loop's thread above it, idle: its selector's wait in C and
+                # in the kernel
                 self.assertIn("BaseEventLoop._run_once (", threads)
-                self.assertRegex(threads, r"\n    \S+ \((?:python3\.\d+|libc\.so\.6|libpython"
-                                          r"[^)]*)\)\n")
+                self.assertIn("epoll_wait (", threads)
                 self.assertIn(" [kernel]\n", threads)
 
     def test_dump_async_before_3_14_says_the_tasks_are_not_read(self):
