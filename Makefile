@@ -41,7 +41,7 @@ ENGINE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(ENGINE_SRCS))
 # perfpy-sample's own (libbpf, libelf): not in the CLI's library
 SAMPLER_MAIN := src/cli/sample_main.c src/cli/read_main.c src/cli/sample_host.c \
                src/cli/dump_async.c \
-               src/cli/dump_main.c
+               src/cli/dump_main.c src/cli/sample_wall.c
 CLI_SRCS := $(filter-out src/cli/main.c $(SAMPLER_MAIN),$(wildcard src/cli/*.c))
 CLI_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(CLI_SRCS))
 REPORT_SRCS := $(wildcard src/report/*.c)
@@ -63,7 +63,7 @@ HDRS := $(wildcard include/perfpy/*.h src/engine/*.h src/cli/*.h src/report/*.h 
 # on x86_64 where elfutils' header is found, so the rest builds without it.
 SAMPLE_SRCS := src/sample/maps.c src/sample/kallsyms.c src/sample/text.c src/sample/splice.c \
                src/sample/linetable.c src/sample/pytables.c src/sample/pytables_find.c \
-               src/sample/procs.c
+               src/sample/procs.c src/sample/wall.c
 SAMPLE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(SAMPLE_SRCS))
 SAMPLE_LIB := $(BUILD)/libperfpy_sample.a
 PP_UNWIND := $(if $(filter x86_64,$(PP_ARCH)),$(shell echo '\#include <elfutils/libdwfl.h>' | \
@@ -137,7 +137,8 @@ $(BUILD)/bpf/vmlinux.h:
 	@mkdir -p $(dir $@)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.new && mv $@.new $@
 
-$(BUILD)/bpf/sample.bpf.o: src/sample/sample.bpf.c src/sample/async.bpf.c src/sample/collect_bpf.h $(BUILD)/bpf/vmlinux.h
+$(BUILD)/bpf/sample.bpf.o: src/sample/sample.bpf.c src/sample/async.bpf.c src/sample/wall.bpf.c \
+                        src/sample/collect_bpf.h $(BUILD)/bpf/vmlinux.h
 	clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -Isrc/sample -c $< -o $@
 
 $(BUILD)/bpf/sample.skel.h: $(BUILD)/bpf/sample.bpf.o

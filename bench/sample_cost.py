@@ -144,17 +144,24 @@ def table(results, a, world):
              "the same rep. A dash: the run failed (the tool does not support that "
              "interpreter)." % a.reps, ""]
     for py, (ver, names, runs) in results.items():
-        lines += ["#### CPython %d.%d (`%s`), workload %s" % (ver + (py, a.workload)), "",
-                  "| configuration | CPU (ms, median) | / plain |", "|---|---|---|"]
-        plain = runs["plain"]
-        for n in names:
-            ok = [x for x in runs[n] if x is not None]
-            ratios = [x / p for x, p in zip(runs[n], plain) if x is not None and p]
-            lines.append("| %s | %s | %s |" % (
-                n, "%.0f" % (1000 * statistics.median(ok)) if ok else "–",
-                "%.3f" % statistics.median(ratios) if ratios else "–"))
-        lines.append("")
+        lines += ["#### CPython %d.%d (`%s`), workload %s" % (ver + (py, a.workload)), ""]
+        lines += cost_rows(names, runs) + [""]
     return "\n".join(lines)
+
+
+def cost_rows(names, runs):
+    """The table of each configuration's CPU (median) and its ratio to the
+    plain run of the same rep (median); runs[name] is a list per rep, None
+    where the run failed."""
+    lines = ["| configuration | CPU (ms, median) | / plain |", "|---|---|---|"]
+    plain = runs["plain"]
+    for n in names:
+        ok = [x for x in runs[n] if x is not None]
+        ratios = [x / p for x, p in zip(runs[n], plain) if x is not None and p]
+        lines.append("| %s | %s | %s |" % (
+            n, "%.0f" % (1000 * statistics.median(ok)) if ok else "–",
+            "%.3f" % statistics.median(ratios) if ratios else "–"))
+    return lines
 
 
 def write_docs(text, name, heading):

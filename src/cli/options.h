@@ -57,6 +57,8 @@ typedef struct pp_record_opts {
     int show_perfpy;           /* --show-perfpy */
     int threads;               /* --threads */
     int async;                 /* --async: stacks as asyncio's tasks see them */
+    int wall;                  /* --idle (--wall): wall-clock profile */
+    int gil;                   /* --gil: samples of threads holding the GIL */
     char **argv;               /* the program, NULL with -p */
     /* the whole host (-a) and continuous output (--every) */
     int host;                  /* -a: every CPython process of the host */

@@ -111,6 +111,20 @@ void pp__record_help(FILE *out)
             "                        (app.py:29), above its native and kernel frames, in\n"
             "                        place of the event loop's (default: off; also\n"
             "                        --async-aware, the 3.15 sampler's name)\n"
+            "      --idle            a wall-clock profile (py-spy's --idle, the 3.15\n"
+            "                        sampler's --mode wall): every thread for its whole\n"
+            "                        life, on and off the CPU, each sample weighted by\n"
+            "                        the time it stands for; time off the CPU ends in its\n"
+            "                        reason, kernel frames above it: [off-CPU: sleep],\n"
+            "                        [off-CPU: I/O], [off-CPU: lock], [off-CPU: GIL],\n"
+            "                        [off-CPU: waiting for a CPU], [off-CPU: other]\n"
+            "                        (sample mode only, which --mode auto then picks;\n"
+            "                        a program or -p, not -a; default: CPU time only)\n"
+            "      --wall            the same as --idle (default: off)\n"
+            "      --gil             only samples of threads that hold the GIL (py-spy's\n"
+            "                        --gil; sample mode only, not -a; a free-threaded\n"
+            "                        CPython has none: all of its samples; default:\n"
+            "                        every thread)\n"
             "      --stack-size BYTES  stack copied per sample for DWARF unwinding, a\n"
             "                        multiple of 8 up to %d (default: %d, about 60\n"
             "                        Python frames on 3.8-3.13, 30 on 3.14+)\n"
@@ -161,7 +175,7 @@ void pp__record_help(FILE *out)
 
 enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLINE,
        OPT_GRACE, OPT_PROCESSES, OPT_SHOW_PERFPY, OPT_THREADS, OPT_ALL_PROCESSES, OPT_EVERY,
-       OPT_LABEL, OPT_ASYNC };
+       OPT_LABEL, OPT_ASYNC, OPT_IDLE, OPT_GIL };
 
 /* The argument vector being parsed: `--keep N` takes the word after it
  * (getopt gives an optional argument only as --keep=N), and whether -r
@@ -341,6 +355,12 @@ static int record_option(int c, void *opts, pp_usage *u)
     case OPT_ASYNC:
         o->async = 1;
         break;
+    case OPT_IDLE:
+        o->wall = 1;
+        break;
+    case OPT_GIL:
+        o->gil = 1;
+        break;
     }
     return PP_PARSED_RUN;
 }
@@ -393,6 +413,9 @@ static int host_options(pp_record_opts *o, pp_usage *u)
     if (o->mode && strcmp(o->mode, "auto") != 0 && strcmp(o->mode, "sample") != 0)
         return pp_usage_set(u, "-a reads every process from outside, in sample mode: "
                               "--mode %s cannot (leave --mode out)", o->mode);
+    if (o->wall || o->gil)          /* the scheduler's events are followed per program */
+        return pp_usage_set(u, "%s records one program or -p PID, not the whole host: "
+                              "leave -a out", o->wall ? "--idle (a wall-clock profile)" : "--gil");
     if ((o->keep_files || o->keep_bytes) && !o->every)
         return pp_usage_set(u, "--keep N or SIZE bounds the directory --every writes to: "
                               "give --every SECONDS too");
@@ -433,6 +456,9 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
         {"threads", no_argument, NULL, OPT_THREADS},
         {"async", no_argument, NULL, OPT_ASYNC},
         {"async-aware", no_argument, NULL, OPT_ASYNC},
+        {"idle", no_argument, NULL, OPT_IDLE},
+        {"wall", no_argument, NULL, OPT_IDLE},
+        {"gil", no_argument, NULL, OPT_GIL},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -461,9 +487,10 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
         return pp_usage_set(u, "%s is for the whole host: give -a (without a program "
                               "or -p)", o->every ? "--every" : o->nlabels ? "--label" :
                               o->all_processes ? "--all-processes" : "--keep N");
-    /* only sample mode reads a task at each sample: it is what --mode auto
-     * (or none) means then; the others are refused */
-    if (o->async && (!o->mode || strcmp(o->mode, "auto") == 0))
+    /* only sample mode reads a task at each sample, records time off the
+     * CPU or who holds the GIL: it is what --mode auto (or none) means
+     * then; the others are refused */
+    if ((o->async || o->wall || o->gil) && (!o->mode || strcmp(o->mode, "auto") == 0))
         o->mode = "sample";
     if (!o->mode)                   /* attached, the process decides (cmd_record.c) */
         o->mode = o->argv ? pp__record_default_mode() : "auto";
@@ -475,6 +502,12 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
         return pp_usage_set(u, "--async needs --mode sample: the task a thread runs and "
                               "the tasks awaiting it are read by a BPF program at each "
                               "sample, which --mode %s does not use", o->mode);
+    if ((o->wall || o->gil) && strcmp(o->mode, "sample") != 0)
+        return pp_usage_set(u, "%s needs --mode sample: %s comes from BPF programs in the "
+                              "kernel, which --mode %s does not use", o->wall ?
+                              "--idle (a wall-clock profile)" : "--gil", o->wall ?
+                              "the time each thread spends off the CPU, and why," :
+                              "who holds the GIL at each sample", o->mode);
     if (!o->format)
         o->format = pp_format_find("flamegraph");
     return combinations(o, u);

@@ -53,11 +53,20 @@ int pp__record_sample_check(const char *libdir, char *why, size_t cap)
 
 /* Sample mode: perfpy-sample (sample_main.c) records and writes the
  * profile; it replaces this process, and its status is the program's. */
+/* perfpy-sample's CLOCK: "cpu" or "wall", with ",gil" and ",async" as
+ * asked. */
+static char *clock_arg(const pp_record_opts *o, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s%s%s", o->wall ? "wall" : "cpu", o->gil ? ",gil" : "",
+             o->async ? ",async" : "");
+    return buf;
+}
+
 int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
                       size_t libdir_cap, const char *self, const char *output)
 {
     char helper[PATH_MAX + 16], rate[32], dur[32], pid[32], procs[16], threads[16];
-    char every[32], files[32], bytes[32];
+    char every[32], files[32], bytes[32], clock[32];
     char exe[PATH_MAX], said[1024], why[512];
     char **argv;
     int n = 0, k = 0;
@@ -104,7 +113,7 @@ int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
     argv[k++] = procs;
     argv[k++] = threads;
     if (strcmp(o->mode, "read") != 0)          /* read mode: CPU time only */
-        argv[k++] = o->async ? "cpu,async" : "cpu";
+        argv[k++] = clock_arg(o, clock, sizeof(clock));
     argv[k++] = o->host ? "-a" : o->pid ? "-p" : "--";
     if (o->pid)
         argv[k++] = pid;

@@ -50,8 +50,16 @@
  * the chain of tasks awaiting it, each with its coroutines, in place of the
  * event loop that runs it (src/sample/async.bpf.c reads the chain at the
  * sample; pyasync.h draws the graph).
+ *
+ * CLOCK is "cpu" (samples of CPU time) or "wall" (wall-clock mode: the time
+ * each thread spends off the CPU too, each stretch with its stack and the
+ * reason's marker, wall.h), with ",gil" for the samples of threads that
+ * held the GIL only. In wall-clock mode a sample's period is the time it
+ * stands for, in ns: one period of CPU time (1e9 / RATE) on the CPU, its
+ * share of a stretch off it.
  */
 #include "cli.h"
+#include "sample_int.h"
 #include "output/output.h"
 #include "sample_every.h"
 #include "sample_host.h"
@@ -68,6 +76,7 @@
 #include "sample/pyread.h"
 #include "sample/splice.h"
 #include "sample/unwind.h"
+#include "sample/wall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,89 +92,6 @@
 /* what a started program has after SIGINT (-d), then after SIGTERM: record's
  * --grace default (perfpy-sample is not told --grace) */
 #define RECORD_GRACE 5.0
-
-/* One process being sampled: the program (or the process attached to) and
- * each child it forks. */
-typedef struct proc {
-    pid_t pid;
-    uint64_t runtime;              /* 0 until found in its maps */
-    int looks;                     /* times its maps were searched for it */
-    double next_look;              /* -a: not before (a host wakes us often) */
-    int waits;                     /* -a: times its interpreter was looked for */
-    int refused;                   /* its CPython is not read (pylayout.c said why) */
-    int placed;                    /* its container (if any) looked for */
-    int ns_pid;                    /* its pid in its container (0: none) */
-    char root[256];                /* its container's root ("": not in one) */
-    unsigned told;                 /* the folder (st->gen) told of it */
-    int python;                    /* -a: 1 runs a CPython, 0 not (left out), 2 links
-                                      libpython: left out until its interpreter is */
-    int counted, sampled;          /* -a: counted as seen; as sampled */
-    char command[160], service[64];   /* -a: what it runs */
-    pp_pylayout layout;            /* its structure offsets, once runtime is found */
-    int have_types;
-    pp_pyread_types types;         /* to tell a code object from what is not */
-    struct {                       /* --async: where its CPython keeps its tasks */
-        int state;                 /* 0 looking (asyncio not imported yet), 1 read,
-                                      -1 not readable (said why) */
-        size_t maps_n;             /* its mappings at the last look */
-        unsigned ticks;            /* looks are every 10th tick (200 ms) */
-        pp_pyasync_offsets a;
-        pp_pyasync_types ty;
-        pp_pyobj_types names;      /* a task's name: a str, or an int (Task-N) */
-        struct {
-            uint64_t addr;
-            char name[64];
-        } types[32];               /* the names of the types waiting tasks await */
-        size_t ntypes;
-    } as;
-} proc;
-
-typedef struct state {
-    pid_t pid;                     /* the program, or the process attached to */
-    unsigned layout_flags;         /* PP_PYLAYOUT_*: PERFPY_FREE_THREADED=1 */
-    proc *procs;
-    size_t nprocs, cap;
-    unsigned children, refused;    /* forked while recorded; whose Python is not read */
-    char refused_why[512];         /* the last reason said (each said once) */
-    pp_collector *c;
-    pp_pycode *codes;
-    pp_unwinder *u;
-    pp_splicer *sp;
-    pp_folder *fold;
-    pp_kallsyms ks;
-    int have_ks;
-    uint64_t samples, failed;
-    double t0, seconds;            /* when the recording began; how long it ran */
-    int attached;                  /* -p: the process was running already */
-    int stopped;                   /* --duration (or, attached, Ctrl-C) ended it */
-    uint64_t period_ns;            /* each sample's: 1e9 / rate ns of its thread's CPU */
-    long rate;
-    pp_profile *prof;              /* what samples are folded into (--every: the interval's) */
-    pp_fold_opts fo;
-    unsigned gen;                  /* the folder's number: a new one per interval */
-    /* -a */
-    int host, host_all;            /* the whole host; its non-Python processes too */
-    uint64_t left_out;             /* samples of processes that run no CPython */
-    uint64_t taken;                /* samples kept, as the ring gave them */
-    uint64_t seen, sampled;        /* CPython processes found; of them, sampled */
-    char **labels;                 /* KEY=VALUE for every sample */
-    int nlabels;
-    double last_sweep;
-    pp_every *every;               /* --every: where the intervals go */
-    uint64_t every_ns, start_ns, next_ns;   /* the current interval (sample clock) */
-    uint64_t stop_ns;              /* -d: when the recording ends (0: when stopped) */
-    uint64_t t0_ns;                /* when it began (sample clock) */
-    int64_t unix_offset_ns;        /* Unix time - sample clock (CLOCK_MONOTONIC) */
-    int ending;                    /* no new interval: the last takes what is left */
-    /* perfpy top: each interval (every_ns) shown, not written */
-    int top_mode;
-    pp_top *top;                   /* the view, opened at the first tick */
-    char top_title[256], top_how[192];
-    uint64_t top_lost;             /* lost samples already shown */
-    int async;                     /* --async: stacks as asyncio's tasks see them */
-    int async_said;                /* why a process's tasks are not read: said once */
-    uint64_t async_samples;        /* samples in a task, the chain whole */
-} state;
 
 static proc *find_proc(state *st, pid_t pid)
 {
@@ -242,15 +168,20 @@ static void python_frames(state *st, proc *p, const struct pp_bpf_sample *s,
 {
     if (s->npy && !p->runtime)
         find_runtime(st, p);
+    /* a forked child gone before its samples are read (its last wait is
+     * captured as it ends): its code objects were its parent's, and the
+     * identity check keeps a name that is not the object's from it */
+    pid_t from = p->forked_from && pp__sample_gone(p->pid) ? p->forked_from : p->pid;
+
     for (unsigned i = 0; i < s->npy_all && i < PP_BPF_MAX_PY; i++) {
         const struct pp_bpf_pyframe *f = &s->py[i];
         pp_pycode_id id = {f->code, {f->name, f->file, f->table, f->name_id, 0,
                                      (int32_t)f->firstlineno}};
         const pp_py_offsets *o = &p->layout.off;
         const pp_pycode_entry *e = !p->runtime ? NULL :
-            pp_pycode_get(st->codes, p->pid, o, p->have_types ? &p->types : NULL, &id);
+            pp_pycode_get(st->codes, from, o, p->have_types ? &p->types : NULL, &id);
         int named = e && e->qualname[0];
-        uint64_t start = named ? pp_pyread_code_start(p->pid, o, f->code, f->tlbc) : 0;
+        uint64_t start = named ? pp_pyread_code_start(from, o, f->code, f->tlbc) : 0;
 
         py[i] = (pp_pyframe){named ? e->qualname : "[unknown]", named ? e->file : "",
                              named ? pp_pycode_line(e, o, start, f->instr) : 0,
@@ -380,17 +311,20 @@ static void fold_waiting(state *st, proc *p, const struct pp_bpf_sample *s,
     }
 }
 
-static void on_sample(const struct pp_bpf_sample *s, void *ctx)
+/* s spliced, then folded: on the CPU with its period as its weight, or off
+ * it in two parts: block ns with its reason, runq ns waiting for a CPU. */
+void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t block,
+                            uint64_t runq)
 {
-    state *st = ctx;
     static pp_pyframe py[PP_BPF_MAX_PY];
     static pp_native_frame nat[512], kern[PP_BPF_MAX_KERNEL];
     size_t known = st->nprocs;
     proc *p = find_proc(st, (pid_t)s->pid);
     pp_sample ps;
     pp_script_sample out;
-    size_t nn = 0, nk = 0;
+    size_t nn = 0, nk = 0, skip = 0;
     unsigned flags = 0;
+    int reason;
 
     if (!p) {
         st->failed++;
@@ -412,6 +346,11 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
         rotate(st, s->time_ns);         /* (past -d's end: the last interval's) */
     if (p->told != st->gen)
         tell(st, p);
+    /* its GIL's size from its own CPython's layout (s->gil is 0 until the
+     * collector knows that) */
+    reason = s->kind == PP_BPF_ON_CPU ? PP_WAIT_NONE
+             : pp_wall_reason_of(s, p->runtime && p->layout.off.gil_size > 0
+                                    ? (uint64_t)p->layout.off.gil_size : 0);
     memset(&ps, 0, sizeof(ps));
     ps.pid = (int32_t)s->pid;
     ps.tid = (int32_t)s->tid;
@@ -431,14 +370,52 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
         task_tail(st, p, s, py, &ps);
     if (st->have_ks)
         nk = pp_kallsyms_frames(&st->ks, (const uint64_t *)s->kips, s->nkernel, kern, PP_BPF_MAX_KERNEL);
+    if (s->kind != PP_BPF_ON_CPU)
+        while (skip < nk && pp__sample_tracing_frame(kern[skip].sym))
+            skip++;
     if (ps.have_user && pp_unwind(st->u, &ps, nat, 512, &nn, &flags) != 0)
         nn = 0;
-    if (pp_splice(st->sp, &ps, kern, nk, nat, nn, &out) != 0 ||
-        pp_fold_sample(st->fold, &out) != 0)
+    st->samples++;
+    if (pp_splice(st->sp, &ps, kern + skip, nk - skip, nat, nn, &out) != 0) {
+        st->failed++;
+        return;
+    }
+    if (st->wall)
+        out.event = "wall-clock", out.event_len = 10;
+    out.weight_ns = block;         /* 0 on the CPU: its period */
+    out.wait = reason;
+    if ((reason == PP_WAIT_NONE || block) && pp_fold_sample(st->fold, &out) != 0)
+        st->failed++;
+    out.weight_ns = runq;
+    out.wait = PP_WAIT_CPU;
+    if (runq && pp_fold_sample(st->fold, &out) != 0)
         st->failed++;
     if (st->async && s->nwaiting)
         fold_waiting(st, p, s, py, st->period_ns);
-    st->samples++;
+    if (st->threads)
+        pp__sample_name_thread(st, p, s);
+}
+
+static void on_sample(const struct pp_bpf_sample *s, void *ctx)
+{
+    state *st = ctx;
+
+    if (st->gil_only && !(s->flags & PP_BPF_GIL_HELD)) {
+        const proc *p = find_proc(st, (pid_t)s->pid);
+
+        if (!p || !p->no_gil) {
+            st->not_holding++;
+            return;
+        }
+    }
+    if (s->kind == PP_BPF_OFF_OPEN) {
+        if (pp_wall_open_keep(st->open, s) != 0)
+            st->failed++;
+    } else if (s->kind == PP_BPF_OFF_CPU) {
+        pp__sample_fold_record(st, s, s->block_ns, s->runq_ns);
+    } else {
+        pp__sample_fold_record(st, s, 0, 0);
+    }
 }
 
 /* A process forked, exec'd or ended: what is known of it follows. */
@@ -452,15 +429,23 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
         pp_fold_marker(st->fold, (int32_t)e->pid, (int32_t)e->pid, PP_MARKER_PROCESS, e->time_ns,
                        e->time_ns, e->kind == PP_BPF_EV_FORK ? "process start" : "process exit");
     switch (e->kind) {
+    case PP_BPF_EV_WALL_END:
+        pp__sample_wall_end(st, (const struct pp_bpf_wall_end *)e);
+        break;
     case PP_BPF_EV_FORK:
         parent = find_proc(st, (pid_t)e->ppid);
         if (parent && (p = find_proc(st, (pid_t)e->pid))) {
             parent = find_proc(st, (pid_t)e->ppid);    /* the table may have moved */
             *p = *parent;                              /* the same memory */
+            p->names = NULL;                           /* its own, read anew */
+            p->nnames = 0;
+            p->names_ns = 0;
             p->pid = (pid_t)e->pid;
             p->told = 0;                               /* its root is its own */
             p->counted = p->sampled = 0;
             count_seen(st, p);
+            p->forked_from = (pid_t)e->ppid;
+            pp_unwind_prime(st->u, (int)e->pid);
         }
         st->children++;
         break;
@@ -471,11 +456,13 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
         if (!(p = find_proc(st, (pid_t)e->pid)))
             break;
         if (e->kind == PP_BPF_EV_EXEC) {
+            pp__sample_proc_free(p);
             memset(p, 0, sizeof(*p));                  /* its _PyRuntime is looked for */
             p->pid = (pid_t)e->pid;
             if (st->host)
                 host_decide(st, p);
         } else {
+            pp__sample_proc_free(p);
             *p = st->procs[--st->nprocs];
         }
         break;
@@ -616,6 +603,20 @@ static void find_async(state *st, proc *p)
     pp_maps_free(&maps);
 }
 
+/* A free-threaded CPython has no GIL: with --idle or --gil that is said
+ * (once), rather than a profile without a GIL wait or, with --gil, without
+ * its samples. */
+static void no_gil(state *st, proc *p)
+{
+    p->no_gil = 1;
+    if ((st->wall || st->gil_only) && !st->said_no_gil) {
+        st->said_no_gil = 1;
+        fprintf(stderr, "perfpy: the process %d runs a free-threaded CPython: it has no GIL, "
+                "so none of its waits is one%s\n", (int)p->pid,
+                st->gil_only ? ", and --gil keeps all of its samples" : "");
+    }
+}
+
 /* p's _PyRuntime, once its image (and its libpython) is mapped, and the
  * layout of the CPython it runs. */
 static void find_runtime(state *st, proc *p)
@@ -650,8 +651,12 @@ static void find_runtime(state *st, proc *p)
     if (pp_maps_read(p->pid, &maps) != 0)
         return;
     if (pp_py_symbol_address(&maps, "_PyRuntime", &runtime, file, sizeof(file)) == 0) {
-        if (pp_pylayout_find(p->pid, &maps, runtime, file, st->layout_flags, &p->layout, why,
-                             sizeof(why)) != 0) {
+        int rc = pp_pylayout_find(p->pid, &maps, runtime, file, st->layout_flags, &p->layout,
+                                  why, sizeof(why));
+
+        if (p->layout.free_threaded)
+            no_gil(st, p);
+        if (rc != 0) {
             if (kill(p->pid, 0) == 0 || errno == EPERM) {     /* not just gone */
                 p->refused = 1;
                 say_refused(st, p, file, why);
@@ -698,7 +703,11 @@ static void find_runtimes(state *st)
 
 static int take(state *st, int timeout_ms)
 {
-    return pp_collect_poll(st->c, timeout_ms, on_sample, on_event, st);
+    int n = pp_collect_poll(st->c, timeout_ms, on_sample, on_event, st);
+
+    if (st->threads)
+        pp__sample_read_names(st);
+    return n;
 }
 
 static pid_t start_program(char **argv, int *go)
@@ -779,6 +788,11 @@ static void notes(const state *st, pp_collector *c)
     if (pp_collect_lost(c))
         fprintf(stderr, "perfpy: %llu samples lost (the ring buffer was full)\n",
                 (unsigned long long)pp_collect_lost(c));
+    if (st->wall)
+        pp__sample_wall_notes(st, c);
+    if (st->gil_only)
+        fprintf(stderr, "perfpy: --gil: %llu samples of threads that did not hold the GIL "
+                "were left out\n", (unsigned long long)st->not_holding);
     if (st->failed)
         fprintf(stderr, "perfpy: %llu samples could not be folded (out of memory)\n",
                 (unsigned long long)st->failed);
@@ -822,6 +836,8 @@ static int begin(state *st)
         return -ENOMEM;
     st->prof->period_ns = st->period_ns;
     st->prof->exec_lines = 1;       /* its Python frames' lines: the executing ones */
+    if (st->wall)
+        st->prof->value = PP_VALUE_WALL;   /* samples weigh the time they stand for */
     st->gen++;                      /* every process is told to it again */
     return 0;
 }
@@ -1003,10 +1019,23 @@ static int attach(state *st, pid_t pid, long rate, double duration)
             if (pp_collect_add(st->c, tree[i].pid, NULL, 0) == 0)
                 st->children++;
         }
+    if (st->wall) {
+        find_runtimes(st);         /* their Python frames, before the iterator reads them */
+        for (size_t i = 0; i < st->nprocs; i++)
+            if ((rc = pp_collect_threads(st->c, st->procs[i].pid, 0)) != 0)
+                fprintf(stderr, "perfpy: the threads of the process %d that were waiting "
+                        "when perfpy attached could not be read (%s): their time off the "
+                        "CPU counts from their next wake-up\n", (int)st->procs[i].pid,
+                        strerror(-rc));
+    }
     if (!st->top_mode)
-        fprintf(stderr, "perfpy: recording the process %d in sample mode (%ld Hz, BPF; "
-                "nothing installed in it); Ctrl-C stops\n", (int)pid, rate);
+        fprintf(stderr, "perfpy: recording the process %d in sample mode (%ld Hz, BPF%s; "
+                "nothing installed in it); Ctrl-C stops\n", (int)pid, rate,
+                st->wall ? ", wall clock" : "");
     follow(st, duration);
+    if (st->wall)                  /* what is still off the CPU ends now */
+        for (size_t i = 0; i < st->nprocs; i++)
+            pp_collect_threads(st->c, st->procs[i].pid, 1);
     return 0;
 }
 
@@ -1036,8 +1065,8 @@ static int run_program(state *st, char **argv, int *status, double duration)
         kill(st->pid, SIGKILL);
     close(go);
     if (!st->top_mode)
-        fprintf(stderr, "perfpy: recording %s in sample mode (BPF; nothing installed in the "
-                "program)\n", argv[0]);
+        fprintf(stderr, "perfpy: recording %s in sample mode (BPF%s; nothing installed in "
+                "the program)\n", argv[0], st->wall ? ", wall clock" : "");
     for (;;) {
         pid_t w = waitpid(st->pid, status, WNOHANG);
 
@@ -1068,7 +1097,8 @@ static int open_all(state *st, long rate)
 {
     char why[512];
 
-    if (pp_collect_open(&st->c, (int)rate, why, sizeof(why)) != 0) {
+    if (pp_collect_open(&st->c, (int)rate, st->wall ? PP_COLLECT_WALL : 0, why,
+                        sizeof(why)) != 0) {
         if (st->top_mode)
             fprintf(stderr, "perfpy: perfpy top samples in sample mode, which cannot sample "
                     "here (%s): it needs root, or the capabilities CAP_BPF and CAP_PERFMON, "
@@ -1077,6 +1107,10 @@ static int open_all(state *st, long rate)
             fprintf(stderr, "perfpy: record -a cannot sample here (%s): reading every "
                     "process of the host needs root, or the capabilities CAP_BPF, "
                     "CAP_PERFMON and CAP_SYS_PTRACE, and a kernel with BPF and BTF\n", why);
+        else if (st->wall)     /* the trampoline modes record no time off the CPU */
+            fprintf(stderr, "perfpy: a wall-clock profile (--idle) cannot be recorded here "
+                    "(%s): it needs root, or the capabilities CAP_BPF and CAP_PERFMON, and "
+                    "a kernel with BPF and BTF\n", why);
         else
             fprintf(stderr, "perfpy: sample mode cannot sample here (%s): it needs root, or "
                     "the capabilities CAP_BPF and CAP_PERFMON, and a kernel with BPF and "
@@ -1087,7 +1121,7 @@ static int open_all(state *st, long rate)
     st->period_ns = rate > 0 ? (uint64_t)(1e9 / (double)rate + 0.5) : 1;
     st->rate = rate;
     if (begin(st) != 0 || pp_unwind_open(&st->u) != 0 || pp_splice_open(&st->sp, NULL) != 0 ||
-        pp_pycode_open(&st->codes) != 0) {
+        pp_pycode_open(&st->codes) != 0 || pp_wall_open_new(&st->open) != 0) {
         fprintf(stderr, "perfpy: out of memory\n");
         return PP_EXIT_FAIL;
     }
@@ -1234,7 +1268,7 @@ static int check(void)
     pp_collector *c;
     char why[512];
 
-    if (pp_collect_open(&c, 99, why, sizeof(why)) != 0) {
+    if (pp_collect_open(&c, 99, 0, why, sizeof(why)) != 0) {
         printf("%s\n", why);
         return PP_EXIT_FAIL;
     }
@@ -1305,6 +1339,8 @@ int main(int argc, char **argv)
         signal(SIGTERM, on_interrupt);
         signal(SIGHUP, on_interrupt);
     }
+    st.wall = strncmp(argv[8], "wall", 4) == 0;
+    st.gil_only = strstr(argv[8], ",gil") != NULL;
     st.fo.no_native = strcmp(argv[4], "1") == 0;
     st.fo.processes = (int)strtol(argv[6], NULL, 10);
     st.fo.threads = strcmp(argv[7], "1") == 0;
@@ -1313,6 +1349,9 @@ int main(int argc, char **argv)
     if (strcmp(argv[9], "-a") == 0 &&
         (rc = host_args(&st, argc - 10, argv + 10, argv[1], argv[2], rate, &flags)) != 0)
         return rc;
+    /* threading's names for the thread roots: one program's (a host's
+     * intervals each start a profile of their own) */
+    st.threads = st.fo.threads && !st.host;
     if ((rc = open_all(&st, rate)) != 0)
         return rc;
     st.t0 = now_s();
@@ -1339,13 +1378,17 @@ int main(int argc, char **argv)
             ;
         if (!st.top_mode)           /* top said its counts as it went */
             notes(&st, st.c);
-        st.prof->lost = pp_collect_lost(st.c);  /* the summary's "lost events" */
+        st.prof->lost = pp__sample_lost_events(&st);   /* the summary's "lost events" */
     }
     pp_collect_close(st.c);
     pp_unwind_close(st.u);
     pp_splice_close(st.sp);
     pp_pycode_close(st.codes);
+    pp_wall_open_free(st.open);
+    for (size_t i = 0; i < st.nprocs; i++)
+        pp__sample_proc_free(&st.procs[i]);
     free(st.procs);
+    free(st.named);
     if (rc != 0) {                 /* nothing recorded: no profile written */
         pp_fold_close(st.fold);
         if (st.have_ks)

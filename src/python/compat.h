@@ -374,6 +374,34 @@
 #define PP_DBG_LLIST_NEXT PP_NONE
 #define PP_DBG_LLIST_PREV PP_NONE
 #endif
+/* The GIL (wall-clock mode: a futex wait on an address inside its state is
+ * a wait for the GIL; a thread holds it while `locked` and `last_holder` is
+ * its PyThreadState). Its state is inside the runtime up to 3.11; from 3.12
+ * each interpreter points to its own (the main one's is its _gil). A
+ * free-threaded build has no GIL: -1 throughout. */
+#if defined(Py_GIL_DISABLED)
+#define PP_OFF_GIL_RUNTIME -1
+#define PP_OFF_GIL_INTERP -1
+#define PP_GIL_SIZE -1
+#define PP_OFF_GIL_LOCKED -1
+#define PP_OFF_GIL_LAST_HOLDER -1
+#else
+#if PY_VERSION_HEX < 0x030C0000
+#define PP_OFF_GIL_RUNTIME offsetof(_PyRuntimeState, ceval.gil)
+#define PP_OFF_GIL_INTERP -1
+#else
+#define PP_OFF_GIL_RUNTIME -1
+#define PP_OFF_GIL_INTERP offsetof(PyInterpreterState, ceval.gil)
+#endif
+#define PP_GIL_SIZE sizeof(struct _gil_runtime_state)
+#define PP_OFF_GIL_LOCKED offsetof(struct _gil_runtime_state, locked)
+#define PP_OFF_GIL_LAST_HOLDER offsetof(struct _gil_runtime_state, last_holder)
+#endif
+#if PY_VERSION_HEX >= 0x030D0000 && !defined(Py_GIL_DISABLED)
+#define PP_DBG_GIL_INTERP PP_D(interpreter_state.ceval_gil)
+#else
+#define PP_DBG_GIL_INTERP PP_NONE
+#endif
 
 #ifndef PP_COMPAT_OFFSETS_ONLY
 

@@ -75,6 +75,8 @@
  *     when the recording has more than one process (pp_fold_opts.processes),
  *     then, when asked (pp_fold_opts.threads), its thread's root,
  *     "worker-1 (tid 4612)".
+ * 10. Time off the CPU (wall-clock mode) ends with its reason's marker,
+ *     "[off-CPU: sleep]" ... (pp_wait_marker), whatever else was dropped.
  * Each sample is logged in the profile with its thread, time and weight
  * (its period, or pp_script_sample.weight_ns when set).
  */
@@ -172,6 +174,8 @@ int pp_fold_open(pp_folder **out, pp_profile *p, const pp_fold_opts *opts)
     if (opts)
         f->o = *opts;
     f->mark_truncated = f->mark_unknown = f->mark_native = f->mark_perfpy = -1;
+    for (int i = 0; i < PP_WAIT_N; i++)
+        f->mark_wait[i] = -1;
     if (pp__htab_init(&f->raw_index, 1024) < 0 || pp__htab_init(&f->pyline_index, 256) < 0) {
         pp_fold_close(f);
         return -ENOMEM;
@@ -405,7 +409,8 @@ int pp_fold_sample(void *folder, const pp_script_sample *s)
     int64_t id, root, thread, thread_root;
 
     note_sample(f, s);
-    if (reserve_scratch(f, s->nframes) < 0 || !(proc = pp__fold_proc_of(f, s, &root)))
+    /* the frames, two roots, [truncated], a marker for no frame, the wait's */
+    if (reserve_scratch(f, s->nframes + 1) < 0 || !(proc = pp__fold_proc_of(f, s, &root)))
         return -ENOMEM;
     if ((thread = pp__fold_thread_of(f, s, &thread_root)) < 0)
         return (int)thread;
@@ -437,6 +442,11 @@ int pp_fold_sample(void *folder, const pp_script_sample *s)
              : f->o.no_native && n  ? marker(f, &f->mark_native, PP_MARK_NATIVE)
                                     : marker(f, &f->mark_unknown, PP_MARK_UNKNOWN);
         if (id < 0)
+            return (int)id;
+        f->ids[nids++] = (uint32_t)id;
+    }
+    if (s->wait > 0 && s->wait < PP_WAIT_N) {                 /* rule 10 */
+        if ((id = marker(f, &f->mark_wait[s->wait], pp_wait_marker(s->wait))) < 0)
             return (int)id;
         f->ids[nids++] = (uint32_t)id;
     }

@@ -74,4 +74,27 @@ int pp_fold_load_lines(pp_folder *f, int pid, const char *path);
  * keeps it as a marker frame wherever it is, --no-native too. */
 #define PP_TASK_DSO "[task]"
 
+/* Why a thread was off the CPU (wall-clock mode): each reason's marker is
+ * the leaf of the stack, below the kernel frames that show the detail
+ * (do_nanosleep, pipe_read, futex_wait), and all begin with "[off-CPU" so
+ * that one search finds them all. */
+typedef enum pp_wait_reason {
+    PP_WAIT_NONE = 0,        /* on the CPU */
+    PP_WAIT_SLEEP,           /* time.sleep, nanosleep, select/poll on no fd */
+    PP_WAIT_IO,              /* read, write, recv, accept, poll, a file system call */
+    PP_WAIT_LOCK,            /* a futex (threading locks, conditions, queues) */
+    PP_WAIT_GIL,             /* a futex inside the interpreter's GIL state */
+    PP_WAIT_CPU,             /* runnable: preempted, or woken and not yet running */
+    PP_WAIT_OTHER,           /* another system call (wait4 ...), a page fault */
+    PP_WAIT_N
+} pp_wait_reason;
+
+/* "[off-CPU: sleep]" ...; NULL for PP_WAIT_NONE. */
+const char *pp_wait_marker(int wait);
+/* Its short name for summaries: "sleep", "I/O", "lock", "GIL", "CPU wait",
+ * "other"; "on-CPU" for PP_WAIT_NONE. */
+const char *pp_wait_name(int wait);
+/* The reason a marker frame's name stands for; PP_WAIT_NONE for any other. */
+int pp_wait_of_marker(const char *name);
+
 #endif

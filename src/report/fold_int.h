@@ -102,6 +102,7 @@ struct pp_folder {
     uint32_t *effdso_len;
     size_t scratch_cap;
     int64_t mark_truncated, mark_unknown, mark_native, mark_perfpy;
+    int64_t mark_wait[PP_WAIT_N];        /* the off-CPU reasons' markers */
     pp__fold_comm comms[16];
     size_t ncomms;
     int event_set;

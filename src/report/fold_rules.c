@@ -209,3 +209,32 @@ size_t pp__fold_unnamed_label(const char *dso, size_t dl, char *buf, size_t cap)
         n = snprintf(buf, cap, "[%.*s]", (int)bl, b);
     return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
+
+/* ---- wall-clock mode's reasons ------------------------------------------- */
+
+static const char *const wait_markers[PP_WAIT_N] = {
+    NULL, "[off-CPU: sleep]", "[off-CPU: I/O]", "[off-CPU: lock]", "[off-CPU: GIL]",
+    "[off-CPU: waiting for a CPU]", "[off-CPU: other]",
+};
+
+static const char *const wait_names[PP_WAIT_N] = {
+    "on-CPU", "sleep", "I/O", "lock", "GIL", "CPU wait", "other",
+};
+
+const char *pp_wait_marker(int wait)
+{
+    return wait > 0 && wait < PP_WAIT_N ? wait_markers[wait] : NULL;
+}
+
+const char *pp_wait_name(int wait)
+{
+    return wait >= 0 && wait < PP_WAIT_N ? wait_names[wait] : "?";
+}
+
+int pp_wait_of_marker(const char *name)
+{
+    for (int i = 1; i < PP_WAIT_N; i++)
+        if (strcmp(name, wait_markers[i]) == 0)
+            return i;
+    return PP_WAIT_NONE;
+}

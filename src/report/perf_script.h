@@ -61,6 +61,9 @@ typedef struct pp_script_sample {
     int origin;            /* known to reach its origin whatever its outermost
                               frame (sample mode: the thread's whole Python
                               chain was read); perf script never sets it */
+    int wait;              /* wall-clock mode: time off the CPU, and why
+                              (PP_WAIT_*, fold.h; 0: on the CPU); the folder
+                              puts its marker at the leaf */
 } pp_script_sample;
 
 #define PP_SCRIPT_MAX_FRAMES 65536

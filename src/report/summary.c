@@ -4,26 +4,81 @@
  * where the profile went. A formatter over a pp_report_result; the command
  * chooses the stream.
  */
-#include "report.h"
+#include "summary_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The summary ranks functions, not lines. In the trampoline modes a Python
- * frame is a function (its def line); in sample mode each executing line
- * of a function is a frame of its own (split at lines 199 and 207 are two),
- * so there the frames are grouped by name and file (pp_profile_functions)
- * and each row is named without a line. */
-typedef struct funcs {
-    pp_func *v;
-    uint32_t n;
-} funcs;
+typedef struct funcs_ctx {
+    const pp_profile *p;
+    const pp__funcs *f;
+} funcs_ctx;
+
+/* by name and file */
+static int cmp_func_name(const void *a, const void *b, void *ctx)
+{
+    const funcs_ctx *c = ctx;
+    const pp_frame *x = &c->p->frames[c->f->v[*(const uint32_t *)a].frame];
+    const pp_frame *y = &c->p->frames[c->f->v[*(const uint32_t *)b].frame];
+    int r = strcmp(x->name, y->name);
+
+    return r ? r : strcmp(x->file, y->file);
+}
+
+/* f->of: each Python frame's function (grouped as pp_profile_functions
+ * groups: by name and file, or each frame its own with by_line), for the
+ * wall-clock split, which reads the stacks again. 0 or -1. */
+static int funcs_of(const pp_profile *p, int by_line, pp__funcs *f)
+{
+    uint32_t *idx = malloc((f->n ? f->n : 1) * sizeof(*idx));
+    funcs_ctx c = {p, f};
+
+    if (!(f->of = malloc((p->nframes ? p->nframes : 1) * sizeof(*f->of))) || !idx) {
+        free(idx);
+        return -1;
+    }
+    for (uint32_t i = 0; i < p->nframes; i++)
+        f->of[i] = PP_NONE;
+    for (uint32_t g = 0; g < f->n; g++) {
+        idx[g] = g;
+        if (by_line)
+            f->of[f->v[g].frame] = g;
+    }
+    if (!by_line) {
+        qsort_r(idx, f->n, sizeof(*idx), cmp_func_name, &c);
+        for (uint32_t i = 0; i < p->nframes; i++) {
+            const pp_frame *fr = &p->frames[i];
+            uint32_t lo = 0, hi = f->n;
+
+            if (fr->kind != PP_FRAME_PYTHON)
+                continue;
+            while (lo < hi) {           /* the first function not before fr */
+                uint32_t mid = lo + (hi - lo) / 2;
+                const pp_frame *m = &p->frames[f->v[idx[mid]].frame];
+                int r = strcmp(m->name, fr->name);
+
+                if (!r)
+                    r = strcmp(m->file, fr->file);
+                if (r < 0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < f->n && strcmp(p->frames[f->v[idx[lo]].frame].name, fr->name) == 0 &&
+                strcmp(p->frames[f->v[idx[lo]].frame].file, fr->file) == 0)
+                f->of[i] = idx[lo];
+        }
+    }
+    free(idx);
+    return 0;
+}
 
 /* The Python functions: 0, or -1 out of memory. */
-static int funcs_make(const pp_profile *p, int by_line, funcs *f)
+int pp__funcs_make(const pp_profile *p, int by_line, pp__funcs *f)
 {
     uint32_t k = 0;
 
+    f->of = NULL;
     if (pp_profile_functions(p, by_line, &f->v, &f->n) < 0) {
         f->v = NULL;
         return -1;
@@ -32,12 +87,13 @@ static int funcs_make(const pp_profile *p, int by_line, funcs *f)
         if (p->frames[f->v[i].frame].kind == PP_FRAME_PYTHON)
             f->v[k++] = f->v[i];
     f->n = k;
-    return 0;
+    return funcs_of(p, by_line, f);
 }
 
-static void funcs_free(funcs *f)
+void pp__funcs_free(pp__funcs *f)
 {
     free(f->v);
+    free(f->of);
 }
 
 static int cmp_func(const void *a, const void *b, void *ctx)
@@ -51,7 +107,7 @@ static int cmp_func(const void *a, const void *b, void *ctx)
     return (x->frame > y->frame) - (x->frame < y->frame);
 }
 
-static void print_top(FILE *out, const pp_profile *p, funcs *f, int by_own, int top,
+static void print_top(FILE *out, const pp_profile *p, pp__funcs *f, int by_own, int top,
                       int no_line)
 {
     uint64_t total = pp_profile_value_total(p);
@@ -76,8 +132,16 @@ static void print_top(FILE *out, const pp_profile *p, funcs *f, int by_own, int 
 
 static void print_totals(FILE *out, const pp_profile *p)
 {
-    fprintf(out, "perfpy: %llu samples%s%s%s, %llu lost events, %.1f%% of stacks truncated",
-            (unsigned long long)p->samples, p->event[0] ? " (" : "", p->event,
+    /* wall time: periods, the unit every writer counts (a long wait is one
+     * record of many periods) */
+    int wall = p->value == PP_VALUE_WALL && p->period_ns;
+
+    fprintf(out, "perfpy: %llu samples", (unsigned long long)(wall ? pp_profile_value_total(p)
+                                                                   : p->samples));
+    if (wall)
+        fprintf(out, " of %.3g ms", (double)p->period_ns / 1e6);
+    fprintf(out, "%s%s%s, %llu lost events, %.1f%% of stacks truncated",
+            p->event[0] ? " (" : "", p->event,
             p->event[0] ? ")" : "", (unsigned long long)p->lost,
             p->samples ? 100.0 * (double)p->truncated / (double)p->samples : 0.0);
     if (p->time_last_ns > p->time_first_ns)
@@ -218,15 +282,22 @@ static void print_time(FILE *out, const pp_report_result *r)
 void pp_summary_print(FILE *out, const pp_report_result *r, int top)
 {
     const pp_profile *p = &r->profile;
-    funcs f;
+    pp__funcs f;
 
     print_totals(out, p);
     print_processes(out, p);
     print_unnamed(out, p, r->sample_mode);
-    if (funcs_make(p, !r->sample_mode, &f) == 0) {
+    if (pp__funcs_make(p, !r->sample_mode, &f) == 0) {
         if (f.n) {
+            /* made before print_top sorts the functions: it reads them by frame */
+            pp__wall_split *w = pp__wall_split_make(p, &f);
+
             print_top(out, p, &f, 1, top, r->sample_mode);
-            print_top(out, p, &f, 0, top, r->sample_mode);
+            if (w)
+                pp__wall_split_print(out, p, w, top, r->sample_mode);
+            else
+                print_top(out, p, &f, 0, top, r->sample_mode);
+            pp__wall_split_free(w);
         } else if (r->sample_mode) {
             fprintf(out, "perfpy: no Python function in the samples (the threads sampled "
                     "ran no Python code then: C code, or the interpreter's start-up)\n");
@@ -235,7 +306,7 @@ void pp_summary_print(FILE *out, const pp_report_result *r, int top)
                     "with perfpy's engine active?)\n");
         }
     }
-    funcs_free(&f);
+    pp__funcs_free(&f);
     if (r->kept[0])
         fprintf(out, "perfpy: kept intermediate files in %s\n", r->kept);
     if (r->jitted_kept)

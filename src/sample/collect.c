@@ -22,6 +22,8 @@
 #include "collect.h"
 #include "sample.skel.h"
 
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
@@ -44,7 +46,7 @@ struct pp_collector {
     struct ring_buffer *ring;
     task_event *ev;
     size_t nev, cap;
-    int freq, ncpu;
+    int freq, ncpu, wall;
     pp_collect_fn fn;
     pp_collect_event_fn event_fn;
     void *ctx;
@@ -62,10 +64,13 @@ static int on_record(void *ctx, void *data, size_t len)
 {
     pp_collector *c = ctx;
 
+    const struct pp_bpf_event *e = data;
+
     if (len >= sizeof(struct pp_bpf_sample) && c->fn)
         c->fn(data, c->ctx);
     else if (len >= sizeof(struct pp_bpf_event) && len < sizeof(struct pp_bpf_sample) &&
-             c->event_fn)
+             c->event_fn && (e->kind != PP_BPF_EV_WALL_END ||
+                             len >= sizeof(struct pp_bpf_wall_end)))
         c->event_fn(data, c->ctx);
     return 0;
 }
@@ -192,23 +197,57 @@ static int check_events(pp_collector *c, char *why, size_t len)
     return 0;
 }
 
-/* The ring buffer's size: PP_BPF_RING_BYTES, or PERFPY_SAMPLE_RING_BYTES
- * (a power of two of at least a page) for the tests that make it overflow,
- * so that the count of samples lost is checked against real losses. */
+/* Which task-work kfunc the kernel has (wall.bpf.c): 1 Linux 6.18's
+ * bpf_task_work_schedule_resume_impl, 2 its later name without _impl, 0
+ * none (before 6.18: stacks outside system calls are captured as their
+ * threads stop). */
+static int task_work_kfunc(void)
+{
+    struct btf *vm = btf__load_vmlinux_btf();
+    int kind = 0;
+
+    if (!vm)
+        return 0;
+    if (btf__find_by_name_kind(vm, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) > 0)
+        kind = 1;
+    else if (btf__find_by_name_kind(vm, "bpf_task_work_schedule_resume", BTF_KIND_FUNC) > 0)
+        kind = 2;
+    btf__free(vm);
+    return kind;
+}
+
+/* The skeleton opened, set for the mode, loaded: wall-clock mode's
+ * programs are loaded only in that mode (the scheduler's tracepoints cost
+ * every thread of the machine a little). The ring buffer's size:
+ * PP_BPF_RING_BYTES, or PERFPY_SAMPLE_RING_BYTES (a power of two of at
+ * least a page) for the tests that make it overflow, so that the count of
+ * samples lost is checked against real losses. 0 or -errno. */
 static int open_and_load(pp_collector *c)
 {
     const char *env = getenv("PERFPY_SAMPLE_RING_BYTES");
     unsigned long bytes = env ? strtoul(env, NULL, 10) : 0;
+    struct pp_sample_bpf *k;
+    struct bpf_program *wall_progs[4];
 
-    if (!(c->skel = pp_sample_bpf__open()))
+    if (!(c->skel = k = pp_sample_bpf__open()))
         return -errno ? -errno : -EPERM;
     if (bytes >= 4096 && !(bytes & (bytes - 1)) && bytes <= PP_BPF_RING_BYTES &&
-        bpf_map__set_max_entries(c->skel->maps.events, (__u32)bytes) != 0)
+        bpf_map__set_max_entries(k->maps.events, (__u32)bytes) != 0)
         return -EINVAL;
-    return pp_sample_bpf__load(c->skel) != 0 ? (-errno ? -errno : -EPERM) : 0;
+    k->rodata->wall = (__u32)c->wall;
+    k->rodata->task_work_kfunc = (__u32)task_work_kfunc();
+    k->rodata->period_ns = 1000000000ull / (uint64_t)(c->freq > 0 ? c->freq : 1);
+    wall_progs[0] = k->progs.pp_on_switch;
+    wall_progs[1] = k->progs.pp_on_wakeup;
+    wall_progs[2] = k->progs.pp_on_sys_exit;
+    wall_progs[3] = k->progs.pp_iter_threads;
+    for (int i = 0; i < 4; i++)
+        bpf_program__set_autoload(wall_progs[i], c->wall != 0);
+    bpf_program__set_autoattach(k->progs.pp_iter_threads, false);   /* run on demand */
+    return pp_sample_bpf__load(k) != 0 ? (-errno ? -errno : -EPERM) : 0;
 }
 
-int pp_collect_open(pp_collector **out, int freq, char *why, size_t len)
+int pp_collect_open(pp_collector **out, int freq, int flags, char *why, size_t len)
 {
     pp_collector *c = calloc(1, sizeof(*c));
     int rc;
@@ -219,6 +258,7 @@ int pp_collect_open(pp_collector **out, int freq, char *why, size_t len)
     libbpf_set_print(silent);
     c->ncpu = libbpf_num_possible_cpus();
     c->freq = freq;
+    c->wall = (flags & PP_COLLECT_WALL) != 0;
     if (c->ncpu <= 0) {
         pp_collect_close(c);
         return -ENOMEM;
@@ -235,7 +275,10 @@ int pp_collect_open(pp_collector **out, int freq, char *why, size_t len)
     if (pp_sample_bpf__attach(c->skel) != 0) {      /* the tracepoints */
         rc = -errno;
         pp_collect_close(c);
-        return fail(why, len, rc ? rc : -EPERM, "attaching the BPF program to the "
+        return fail(why, len, rc ? rc : -EPERM, c->wall ?
+                    "attaching the BPF program to the scheduler's tracepoints (fork, exec, "
+                    "exit, switch, wake-up) and sys_exit" :
+                    "attaching the BPF program to the "
                     "scheduler's fork, exec and exit tracepoints");
     }
     if ((rc = check_events(c, why, len)) < 0) {
@@ -276,6 +319,10 @@ int pp_collect_set(pp_collector *c, pid_t pid, const pp_py_offsets *given, uint6
             .str_hash = o->str_hash,
             .str_length = o->str_length,
             .str_ascii_data = o->str_ascii_data,
+            .gil_runtime = o->gil_runtime,
+            .gil_interp = o->gil_interp,
+            .gil_locked = o->gil_locked,
+            .gil_last_holder = o->gil_last_holder,
         },
     };
     __u32 key = (__u32)pid;
@@ -368,29 +415,77 @@ int pp_collect_poll(pp_collector *c, int timeout_ms, pp_collect_fn fn,
     c->event_fn = event_fn;
     c->ctx = ctx;
     n = ring_buffer__poll(c->ring, timeout_ms);
-    if (n >= 0 && c->skel->bss->pp_host) {
-        /* a whole host's samples come without a wake-up (sample.bpf.c):
-         * epoll does not report them, so they are read here */
-        int more = ring_buffer__consume(c->ring);
+    if (n < 0 && n != -EINTR)
+        return n;
+    n = n < 0 ? 0 : n;
+    /* a whole host's samples and the ends of stretches off the CPU come
+     * without a wake-up (sample.bpf.c): epoll does not report them, so what
+     * is there after the wait is read now */
+    if (c->wall || c->skel->bss->pp_host) {
+        int m = ring_buffer__consume(c->ring);
 
-        n = more < 0 ? more : n + more;
+        if (m < 0 && m != -EINTR)
+            return m;
+        n += m > 0 ? m : 0;
     }
-    return n < 0 && n != -EINTR ? n : n < 0 ? 0 : n;
+    return n;
 }
 
-uint64_t pp_collect_lost(const pp_collector *c)
+uint64_t pp_collect_count(const pp_collector *c, int which)
 {
-    __u32 zero = 0;
+    __u32 key = (__u32)which;
     int ncpu = c->ncpu;
     __u64 *per = calloc((size_t)ncpu, sizeof(*per));
     uint64_t sum = 0;
 
-    if (per && !bpf_map__lookup_elem(c->skel->maps.lost, &zero, sizeof(zero), per,
-                                     (size_t)ncpu * sizeof(*per), 0))
+    if (per && which >= 0 && which < PP_BPF_N_COUNTERS &&
+        !bpf_map__lookup_elem(c->skel->maps.counters, &key, sizeof(key), per,
+                              (size_t)ncpu * sizeof(*per), 0))
         for (int i = 0; i < ncpu; i++)
             sum += per[i];
     free(per);
     return sum;
+}
+
+uint64_t pp_collect_missed_ns(const pp_collector *c)
+{
+    return c->skel->bss->missed_ns;
+}
+
+uint64_t pp_collect_lost(const pp_collector *c)
+{
+    return pp_collect_count(c, PP_BPF_N_LOST);
+}
+
+int pp_collect_threads(pp_collector *c, pid_t pid, int end)
+{
+    LIBBPF_OPTS(bpf_iter_attach_opts, o);
+    union bpf_iter_link_info li;
+    struct bpf_link *link;
+    char buf[64];
+    int fd, rc = 0;
+    ssize_t n;
+
+    if (!c->wall)
+        return -EINVAL;
+    memset(&li, 0, sizeof(li));
+    li.task.pid = (__u32)pid;          /* the threads of this process only */
+    o.link_info = &li;
+    o.link_info_len = sizeof(li);
+    c->skel->bss->iter_end = end ? 1 : 0;
+    if (!(link = bpf_program__attach_iter(c->skel->progs.pp_iter_threads, &o)))
+        return errno ? -errno : -EINVAL;
+    if ((fd = bpf_iter_create(bpf_link__fd(link))) < 0) {
+        rc = -errno;
+    } else {
+        while ((n = read(fd, buf, sizeof(buf))) > 0)
+            ;                       /* it writes nothing: the records go to the ring */
+        if (n < 0)
+            rc = -errno;
+        close(fd);
+    }
+    bpf_link__destroy(link);
+    return rc;
 }
 
 void pp_collect_close(pp_collector *c)

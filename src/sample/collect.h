@@ -18,9 +18,13 @@
 typedef struct pp_collector pp_collector;
 
 /* Loads the BPF program and attaches its tracepoints; each process added
- * is then sampled at freq Hz per thread. 0, or -errno with a message in
- * why (size len): what is missing (privileges, BPF, BTF) and what to do. */
-int pp_collect_open(pp_collector **out, int freq, char *why, size_t len);
+ * is then sampled at freq Hz per thread. With PP_COLLECT_WALL, also the
+ * time its threads spend off the CPU (wall-clock mode, sample.bpf.c):
+ * records of kind PP_BPF_OFF_* and PP_BPF_EV_WALL_END events. 0, or
+ * -errno with a message in why (size len): what is missing (privileges,
+ * BPF, BTF) and what to do. */
+enum { PP_COLLECT_WALL = 1 };
+int pp_collect_open(pp_collector **out, int freq, int flags, char *why, size_t len);
 /* Samples pid's threads from now on, reading its Python frames with o and
  * the _PyRuntime address runtime (0 and o NULL: not yet; set it once known).
  * 0 or -errno (-ENOENT: no such process; -EPERM: not permitted). */
@@ -54,6 +58,16 @@ int pp_collect_poll(pp_collector *c, int timeout_ms, pp_collect_fn fn,
                     pp_collect_event_fn event_fn, void *ctx);
 /* Samples the kernel could not hand over (the ring buffer was full). */
 uint64_t pp_collect_lost(const pp_collector *c);
+/* One of the BPF program's counters (PP_BPF_N_*), summed over the CPUs. */
+uint64_t pp_collect_count(const pp_collector *c, int which);
+/* Wall-clock mode: the time off the CPU of the switches the scheduler's
+ * tracepoint did not report whose stacks could not be had (ns). */
+uint64_t pp_collect_missed_ns(const pp_collector *c);
+/* Wall-clock mode: the task iterator over pid's threads. end 0 (at
+ * attach): each thread blocked now is captured, its time off the CPU
+ * counted from now; end 1 (before the last poll): each stretch still
+ * open ends now and is handed over. 0 or -errno. */
+int pp_collect_threads(pp_collector *c, pid_t pid, int end);
 void pp_collect_close(pp_collector *c);
 
 #endif

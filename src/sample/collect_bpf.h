@@ -27,6 +27,23 @@ enum {
     PP_BPF_PY_THREAD = 2,           /* its PyThreadState was found */
     PP_BPF_PY_TRUNCATED = 4,        /* deeper than PP_BPF_MAX_PY (or _HOPS): without
                                        it, a thread's chain was read to its first frame */
+    PP_BPF_GIL_HELD = 8,            /* the thread held the GIL */
+};
+
+/* What a sample stands for (pp_bpf_sample.kind). Wall-clock mode adds the
+ * time threads spend off the CPU: each stretch from the moment a thread
+ * stops running (sched_switch) to the moment it runs again, with the
+ * thread's stack as it stopped. */
+enum {
+    PP_BPF_ON_CPU = 0,              /* a cpu-clock sample: one period of CPU time */
+    PP_BPF_OFF_CPU = 1,             /* a stretch off the CPU, its weights known:
+                                       block_ns waiting for its reason, runq_ns
+                                       runnable, waiting for a CPU */
+    PP_BPF_OFF_OPEN = 2,            /* captured as it stopped (on kernels before
+                                       6.18, preempted or blocked outside a system
+                                       call; or blocked when perfpy attached): its
+                                       weights come in the pp_bpf_wall_end of the
+                                       same thread */
 };
 
 /* pyoffsets.h's fields the kernel side needs (-1: absent). */
@@ -37,6 +54,7 @@ struct pp_bpf_offsets {
     __s32 frame_owner, frame_owner_shim_min, frame_is_entry, frame_tlbc_index;
     __s32 code_name, code_filename, code_linetable, code_firstlineno, str_hash;
     __s32 str_length, str_ascii_data;
+    __s32 gil_runtime, gil_interp, gil_locked, gil_last_holder;
 };
 
 /* asyncio (record --async; pyasync.h draws the graph): where a thread keeps
@@ -145,6 +163,7 @@ enum {
                                        read until user space adds it again (with
                                        PP_BPF_HOST_EXEC: any process) */
     PP_BPF_EV_EXIT = 3,             /* pid ended: no longer sampled */
+    PP_BPF_EV_WALL_END = 4,         /* a struct pp_bpf_wall_end */
 };
 
 struct pp_bpf_event {
@@ -152,10 +171,41 @@ struct pp_bpf_event {
     __u64 time_ns;                  /* when (the samples' clock) */
 };
 
+/* The end of a stretch off the CPU whose stack was captured as it began
+ * (PP_BPF_OFF_OPEN): the thread runs again (or the recording ends). */
+struct pp_bpf_wall_end {
+    __u32 kind;                     /* PP_BPF_EV_WALL_END */
+    __u32 pid, tid, pad;
+    __u64 block_ns, runq_ns;
+};
+
+/* Wall-clock mode's counts (the BPF program's counters array, summed over
+ * the CPUs): every stretch is counted, and every record that did not fit
+ * in the ring buffer, so none is lost silently. */
+enum {
+    PP_BPF_N_LOST = 0,              /* cpu-clock samples, process events lost */
+    PP_BPF_N_SWITCHES,              /* the program's threads stopped running */
+    PP_BPF_N_CAPTURED,              /* off-CPU stacks captured (any kind) */
+    PP_BPF_N_LOST_CAPTURES,         /* off-CPU stacks that did not fit */
+    PP_BPF_N_LOST_ENDS,             /* end records that did not fit */
+    PP_BPF_N_LOST_THREADS,          /* threads whose state could not be kept */
+    PP_BPF_N_MISSED,                /* switches the tracepoint did not report,
+                                       found from the threads' CPU time */
+    PP_BPF_N_COUNTERS,
+};
+
 struct pp_bpf_sample {
     __u32 pid, tid;
     __u64 time_ns;
     __u32 flags, npy;
+    __u32 kind;                     /* PP_BPF_ON_CPU, PP_BPF_OFF_* */
+    __u32 state;                    /* off the CPU: its state as it stopped
+                                       (0: preempted, still runnable) */
+    __u64 block_ns, runq_ns;        /* PP_BPF_OFF_CPU: what it stands for */
+    __s64 syscall;                  /* the system call it was in (orig_ax), or < 0 */
+    __u64 ident;                    /* the thread's pthread_self() (its fsbase):
+                                       threading's key for it */
+    __u64 gil;                      /* the GIL state's address (0: unknown) */
     __u32 nkernel, stack_len;       /* bytes of stack[] read */
     __u32 stack_skip, pad;          /* sp's offset in stack[] */
     char comm[16];

@@ -105,6 +105,7 @@ static int from_debug(const unsigned char *rt, size_t n, uint32_t py_version, un
     if (ft > 1)
         return refuse(why, len, -ENOTSUP, "CPython %s: its _Py_DebugOffsets give "
                       "free_threaded = %llu (0 or 1 expected)", v, (unsigned long long)ft);
+    out->free_threaded = (int)ft;    /* said even when refused: it has no GIL */
     if (ft && !(flags & PP_PYLAYOUT_FREE_THREADED))
         return refuse(why, len, -ENOTSUP, "CPython %s is a free-threaded build (its "
                       "_Py_DebugOffsets say so): perfpy has its layout but its reading has "

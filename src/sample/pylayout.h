@@ -48,7 +48,8 @@ typedef struct pp_pylayout {
     pp_py_offsets off;
     uint32_t version_hex;            /* as precise as the process says it */
     int from_debug;                  /* 1: 3.13+'s published offsets were used */
-    int free_threaded;
+    int free_threaded;               /* set from the debug offsets even when
+                                        the build is refused */
 } pp_pylayout;
 
 /* From what the process holds: the first n bytes of its _PyRuntime, and

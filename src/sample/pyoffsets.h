@@ -33,6 +33,8 @@
  *           the C stack or the interpreter are shims, not Python code)
  *   code    .co_qualname (3.11+) or .co_name, .co_filename, .co_firstlineno
  *   str     compact: its characters right after the object's header
+ *   GIL     3.8-3.11 _PyRuntime.ceval.gil, 3.12+ *interp.ceval.gil:
+ *           .locked, .last_holder (the PyThreadState that took it last)
  */
 #ifndef PERFPY_SAMPLE_PYOFFSETS_H
 #define PERFPY_SAMPLE_PYOFFSETS_H
@@ -168,7 +170,16 @@
     X(set_table, offsetof(PySetObject, table), PP_DBG_SET_TABLE) \
     /* 3.14+: a node of an intrusive circular list (a thread's tasks) */ \
     X(llist_next, PP_OFF_LLIST_NEXT, PP_DBG_LLIST_NEXT) \
-    X(llist_prev, PP_OFF_LLIST_PREV, PP_DBG_LLIST_PREV)
+    X(llist_prev, PP_OFF_LLIST_PREV, PP_DBG_LLIST_PREV) \
+    /* the GIL (wall-clock mode; -1 without one): its state inside _PyRuntime \
+     * (3.8-3.11) or the interpreter's pointer to it (3.12+), its size (a \
+     * futex inside it is a wait for it), its `locked` (an int) and \
+     * `last_holder` (a PyThreadState pointer) */ \
+    X(gil_runtime, PP_OFF_GIL_RUNTIME, PP_NONE) \
+    X(gil_interp, PP_OFF_GIL_INTERP, PP_DBG_GIL_INTERP) \
+    X(gil_size, PP_GIL_SIZE, PP_NONE) \
+    X(gil_locked, PP_OFF_GIL_LOCKED, PP_NONE) \
+    X(gil_last_holder, PP_OFF_GIL_LAST_HOLDER, PP_NONE)
 
 typedef struct pp_py_offsets {
     uint32_t magic;               /* PP_PY_OFFSETS_MAGIC */

@@ -99,6 +99,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 40,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = 1152,
+        .gil_interp = -1,
+        .gil_size = 208,
+        .gil_locked = 16,
+        .gil_last_holder = 8,
      },
      .debug_at = {
         /* in _Py_DebugOffsets, -1: not there */
@@ -188,6 +193,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = -1,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = -1,
+        .gil_interp = -1,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_zero = {
         /* 1: 0 there means absent */
@@ -277,6 +287,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 0,
         .llist_next = 0,
         .llist_prev = 0,
+        .gil_runtime = 0,
+        .gil_interp = 0,
+        .gil_size = 0,
+        .gil_locked = 0,
+        .gil_last_holder = 0,
      }},
     /* 3.9.18 */
     {.version_hex = 0x030912f0, .free_threaded = 0, .debug_size = 0,
@@ -368,6 +383,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 40,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = 352,
+        .gil_interp = -1,
+        .gil_size = 208,
+        .gil_locked = 16,
+        .gil_last_holder = 8,
      },
      .debug_at = {
         /* in _Py_DebugOffsets, -1: not there */
@@ -457,6 +477,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = -1,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = -1,
+        .gil_interp = -1,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_zero = {
         /* 1: 0 there means absent */
@@ -546,6 +571,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 0,
         .llist_next = 0,
         .llist_prev = 0,
+        .gil_runtime = 0,
+        .gil_interp = 0,
+        .gil_size = 0,
+        .gil_locked = 0,
+        .gil_last_holder = 0,
      }},
     /* 3.10.13 */
     {.version_hex = 0x030a0df0, .free_threaded = 0, .debug_size = 0,
@@ -637,6 +667,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 40,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = 352,
+        .gil_interp = -1,
+        .gil_size = 208,
+        .gil_locked = 16,
+        .gil_last_holder = 8,
      },
      .debug_at = {
         /* in _Py_DebugOffsets, -1: not there */
@@ -726,6 +761,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = -1,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = -1,
+        .gil_interp = -1,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_zero = {
         /* 1: 0 there means absent */
@@ -815,6 +855,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 0,
         .llist_next = 0,
         .llist_prev = 0,
+        .gil_runtime = 0,
+        .gil_interp = 0,
+        .gil_size = 0,
+        .gil_locked = 0,
+        .gil_last_holder = 0,
      }},
     /* 3.11.2 */
     {.version_hex = 0x030b02f0, .free_threaded = 0, .debug_size = 0,
@@ -906,6 +951,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 40,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = 360,
+        .gil_interp = -1,
+        .gil_size = 208,
+        .gil_locked = 16,
+        .gil_last_holder = 8,
      },
      .debug_at = {
         /* in _Py_DebugOffsets, -1: not there */
@@ -995,6 +1045,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = -1,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = -1,
+        .gil_interp = -1,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_zero = {
         /* 1: 0 there means absent */
@@ -1084,6 +1139,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 0,
         .llist_next = 0,
         .llist_prev = 0,
+        .gil_runtime = 0,
+        .gil_interp = 0,
+        .gil_size = 0,
+        .gil_locked = 0,
+        .gil_last_holder = 0,
      }},
     /* 3.12.1 */
     {.version_hex = 0x030c01f0, .free_threaded = 0, .debug_size = 0,
@@ -1175,6 +1235,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 40,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = -1,
+        .gil_interp = 384,
+        .gil_size = 208,
+        .gil_locked = 16,
+        .gil_last_holder = 8,
      },
      .debug_at = {
         /* in _Py_DebugOffsets, -1: not there */
@@ -1264,6 +1329,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = -1,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = -1,
+        .gil_interp = -1,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_zero = {
         /* 1: 0 there means absent */
@@ -1353,6 +1423,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 0,
         .llist_next = 0,
         .llist_prev = 0,
+        .gil_runtime = 0,
+        .gil_interp = 0,
+        .gil_size = 0,
+        .gil_locked = 0,
+        .gil_last_holder = 0,
      }},
     /* 3.13.0 */
     {.version_hex = 0x030d00f0, .free_threaded = 0, .debug_size = 584,
@@ -1444,6 +1519,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 40,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = -1,
+        .gil_interp = 16,
+        .gil_size = 208,
+        .gil_locked = 16,
+        .gil_last_holder = 8,
      },
      .debug_at = {
         /* in _Py_DebugOffsets, -1: not there */
@@ -1533,6 +1613,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = -1,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = -1,
+        .gil_interp = 112,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_zero = {
         /* 1: 0 there means absent */
@@ -1622,6 +1707,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 0,
         .llist_next = 0,
         .llist_prev = 0,
+        .gil_runtime = 0,
+        .gil_interp = 0,
+        .gil_size = 0,
+        .gil_locked = 0,
+        .gil_last_holder = 0,
      }},
     /* 3.13.0, free-threaded */
     {.version_hex = 0x030d00f0, .free_threaded = 1, .debug_size = 584,
@@ -1713,6 +1803,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 56,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = -1,
+        .gil_interp = -1,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_at = {
         /* in _Py_DebugOffsets, -1: not there */
@@ -1802,6 +1897,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = -1,
         .llist_next = -1,
         .llist_prev = -1,
+        .gil_runtime = -1,
+        .gil_interp = -1,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_zero = {
         /* 1: 0 there means absent */
@@ -1891,6 +1991,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 0,
         .llist_next = 0,
         .llist_prev = 0,
+        .gil_runtime = 0,
+        .gil_interp = 0,
+        .gil_size = 0,
+        .gil_locked = 0,
+        .gil_last_holder = 0,
      }},
     /* 3.14.10 */
     {.version_hex = 0x030e0af0, .free_threaded = 0, .debug_size = 760,
@@ -1982,6 +2087,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 40,
         .llist_next = 0,
         .llist_prev = 8,
+        .gil_runtime = -1,
+        .gil_interp = 16,
+        .gil_size = 208,
+        .gil_locked = 16,
+        .gil_last_holder = 8,
      },
      .debug_at = {
         /* in _Py_DebugOffsets, -1: not there */
@@ -2071,6 +2181,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 512,
         .llist_next = 696,
         .llist_prev = 704,
+        .gil_runtime = -1,
+        .gil_interp = 120,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_zero = {
         /* 1: 0 there means absent */
@@ -2160,6 +2275,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 0,
         .llist_next = 0,
         .llist_prev = 0,
+        .gil_runtime = 0,
+        .gil_interp = 0,
+        .gil_size = 0,
+        .gil_locked = 0,
+        .gil_last_holder = 0,
      }},
     /* 3.14.10, free-threaded */
     {.version_hex = 0x030e0af0, .free_threaded = 1, .debug_size = 760,
@@ -2251,6 +2371,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 56,
         .llist_next = 0,
         .llist_prev = 8,
+        .gil_runtime = -1,
+        .gil_interp = -1,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_at = {
         /* in _Py_DebugOffsets, -1: not there */
@@ -2340,6 +2465,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 512,
         .llist_next = 696,
         .llist_prev = 704,
+        .gil_runtime = -1,
+        .gil_interp = -1,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_zero = {
         /* 1: 0 there means absent */
@@ -2429,6 +2559,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 0,
         .llist_next = 0,
         .llist_prev = 0,
+        .gil_runtime = 0,
+        .gil_interp = 0,
+        .gil_size = 0,
+        .gil_locked = 0,
+        .gil_last_holder = 0,
      }},
     /* 3.15.2 */
     {.version_hex = 0x030f02f0, .free_threaded = 0, .debug_size = 888,
@@ -2520,6 +2655,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 40,
         .llist_next = 0,
         .llist_prev = 8,
+        .gil_runtime = -1,
+        .gil_interp = 16,
+        .gil_size = 208,
+        .gil_locked = 16,
+        .gil_last_holder = 8,
      },
      .debug_at = {
         /* in _Py_DebugOffsets, -1: not there */
@@ -2609,6 +2749,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 608,
         .llist_next = 824,
         .llist_prev = 832,
+        .gil_runtime = -1,
+        .gil_interp = 120,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_zero = {
         /* 1: 0 there means absent */
@@ -2698,6 +2843,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 0,
         .llist_next = 0,
         .llist_prev = 0,
+        .gil_runtime = 0,
+        .gil_interp = 0,
+        .gil_size = 0,
+        .gil_locked = 0,
+        .gil_last_holder = 0,
      }},
     /* 3.15.2, free-threaded */
     {.version_hex = 0x030f02f0, .free_threaded = 1, .debug_size = 888,
@@ -2789,6 +2939,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 56,
         .llist_next = 0,
         .llist_prev = 8,
+        .gil_runtime = -1,
+        .gil_interp = -1,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_at = {
         /* in _Py_DebugOffsets, -1: not there */
@@ -2878,6 +3033,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 608,
         .llist_next = 824,
         .llist_prev = 832,
+        .gil_runtime = -1,
+        .gil_interp = -1,
+        .gil_size = -1,
+        .gil_locked = -1,
+        .gil_last_holder = -1,
      },
      .debug_zero = {
         /* 1: 0 there means absent */
@@ -2967,6 +3127,11 @@ const pp_py_table pp_py_tables[] = {
         .set_table = 0,
         .llist_next = 0,
         .llist_prev = 0,
+        .gil_runtime = 0,
+        .gil_interp = 0,
+        .gil_size = 0,
+        .gil_locked = 0,
+        .gil_last_holder = 0,
      }},
 };
 const size_t pp_py_ntables = sizeof(pp_py_tables) / sizeof(pp_py_tables[0]);

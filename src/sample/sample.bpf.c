@@ -29,6 +29,9 @@
  * the processes that are not targets are sampled too (native and kernel
  * frames), the idle task never.
  *
+ * Wall-clock mode (wall.bpf.c, included at the end) adds the time each
+ * thread spends off the CPU, from the scheduler's tracepoints.
+ *
  * Only reads (bpf_probe_read_user): the program is not changed, stopped or
  * slowed beyond the sample itself. The structure offsets come from user
  * space per process (pyoffsets.h; pylayout.c finds each process's). GPL: the
@@ -58,52 +61,122 @@ struct {
 
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, 1);
+    __uint(max_entries, PP_BPF_N_COUNTERS);
     __type(key, __u32);
     __type(value, __u64);
-} lost SEC(".maps");
+} counters SEC(".maps");
 
 __u32 pp_host = 0;                  /* PP_BPF_HOST_*: 0 unless -a */
 
-static __always_inline __u64 rd(__u64 addr, __s32 off)
+/* Set by user space before loading: wall-clock mode and its period. */
+const volatile __u32 wall = 0;
+const volatile __u64 period_ns = 1;
+
+static __always_inline void count(__u32 which)
+{
+    __u64 *c = bpf_map_lookup_elem(&counters, &which);
+
+    if (c)
+        (*c)++;
+}
+
+/* A small record into the ring without waking user space, unless the
+ * ring is half full: wall-clock mode's ends of stretches come at every
+ * preemption (each wake-up costs the program a few µs), and user space
+ * reads the ring at least every 20 ms. Stacks are submitted with a wake-up:
+ * user space names their code objects from the process, which the last
+ * stack of a process (its last wait, captured as it ends) barely outlives. */
+static __always_inline void submit_quiet(void *rec)
+{
+    __u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+                  bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2
+                  ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+
+    bpf_ringbuf_submit(rec, flags);
+}
+
+/* ---- reading the program's memory --------------------------------------- */
+
+/* Each reader exists twice: `sleepable` 0 reads the current task's memory
+ * (bpf_probe_read_user: a sample or a tracepoint in the thread's own
+ * context), 1 another task's (bpf_copy_from_user_task: the task iterator,
+ * which may sleep). The argument is always a constant, so each copy keeps
+ * one helper: a non-sleepable program may not even contain the other. */
+static __always_inline long read_user(void *dst, __u32 size, __u64 addr,
+                                      struct task_struct *task, int sleepable)
+{
+    if (sleepable)
+        return bpf_copy_from_user_task(dst, size, (const void *)addr, task, 0);
+    return bpf_probe_read_user(dst, size, (const void *)addr);
+}
+
+static __always_inline __u64 rd_t(__u64 addr, __s32 off, struct task_struct *task, int sleepable)
 {
     __u64 v = 0;
 
     if (!addr || off < 0)
         return 0;
-    bpf_probe_read_user(&v, sizeof(v), (const void *)(addr + off));
+    read_user(&v, sizeof(v), addr + off, task, sleepable);
     return v;
 }
 
-static __always_inline __u8 rd8(__u64 addr, __s32 off)
+static __always_inline __u8 rd8_t(__u64 addr, __s32 off, struct task_struct *task, int sleepable)
 {
     __u8 v = 0;
 
     if (!addr || off < 0)
         return 0;
-    bpf_probe_read_user(&v, sizeof(v), (const void *)(addr + off));
+    read_user(&v, sizeof(v), addr + off, task, sleepable);
     return v;
 }
 
+static __always_inline __u32 rd32_t(__u64 addr, __s32 off, struct task_struct *task, int sleepable)
+{
+    __u32 v = 0;
+
+    if (!addr || off < 0)
+        return 0;
+    read_user(&v, sizeof(v), addr + off, task, sleepable);
+    return v;
+}
+
+/* The current task's memory (a sample, a tracepoint in its own context). */
+static __always_inline __u64 rd(__u64 addr, __s32 off)
+{
+    return rd_t(addr, off, NULL, 0);
+}
+
+static __always_inline __u8 rd8(__u64 addr, __s32 off)
+{
+    return rd8_t(addr, off, NULL, 0);
+}
+
+static __always_inline __u32 rd32(__u64 addr, __s32 off)
+{
+    return rd32_t(addr, off, NULL, 0);
+}
+
 /* pp_bpf_name_id of the str at name: its hash, else its characters */
-static __always_inline __u64 name_id(__u64 name, const struct pp_bpf_offsets *o)
+static __always_inline __u64 name_id(__u64 name, const struct pp_bpf_offsets *o,
+                                     struct task_struct *task, int sleepable)
 {
     __u64 chars[4] = {0, 0, 0, 0}, len;
-    __s64 hash = (__s64)rd(name, o->str_hash);
+    __s64 hash = (__s64)rd_t(name, o->str_hash, task, sleepable);
     __u32 n;
 
     if (hash != -1 || !name)
         return pp_bpf_name_id(hash, 0, chars);
-    len = rd(name, o->str_length);
+    len = rd_t(name, o->str_length, task, sleepable);
     n = len > PP_BPF_NAME_BYTES ? PP_BPF_NAME_BYTES : (__u32)len;
     if (n > 0 && n <= PP_BPF_NAME_BYTES && o->str_ascii_data >= 0)
-        bpf_probe_read_user(chars, n, (const void *)(name + o->str_ascii_data));
+        read_user(chars, n, name + o->str_ascii_data, task, sleepable);
     return pp_bpf_name_id(hash, len, chars);
 }
 
 struct walk {
     const struct pp_bpf_offsets *o;
     struct pp_bpf_sample *s;
+    struct task_struct *task;
     __u64 fsbase, ts, frame;
     __u64 task_frame;               /* --async: the running task's coroutine's frame */
     __u32 n;
@@ -112,42 +185,49 @@ struct walk {
 
 /* bpf_loop callbacks: the verifier checks each body once, not once per
  * iteration (the unrolled walk was past its limit). 1 ends the loop. */
-static long find_thread(__u32 i, void *ctx)
+static __always_inline long find_thread(struct walk *w, int sleepable)
 {
-    struct walk *w = ctx;
-
     if (!w->ts)
         return 1;
-    if (rd(w->ts, w->o->tstate_thread_id) == w->fsbase) {
+    if (rd_t(w->ts, w->o->tstate_thread_id, w->task, sleepable) == w->fsbase) {
         w->found = 1;
         return 1;
     }
-    w->ts = rd(w->ts, w->o->tstate_next);
+    w->ts = rd_t(w->ts, w->o->tstate_next, w->task, sleepable);
     return 0;
 }
 
-/* What a sample keeps of one frame of code. */
+/* What a sample keeps of one frame of code (task, sleepable: as rd_t). */
+static __always_inline void put_frame_t(const struct pp_bpf_offsets *o, struct pp_bpf_pyframe *f,
+                                        __u64 frame, __u64 code, struct task_struct *task,
+                                        int sleepable)
+{
+    f->code = code;
+    f->instr = o->frame_is_object ? (__u64)rd32_t(frame, o->frame_instr, task, sleepable)
+                                  : rd_t(frame, o->frame_instr, task, sleepable);
+    f->entry = o->frame_is_object ? 1
+               : o->frame_is_entry >= 0 ? rd8_t(frame, o->frame_is_entry, task, sleepable) : 0;
+    f->name = rd_t(code, o->code_name, task, sleepable);
+    f->name_id = name_id(f->name, o, task, sleepable);
+    f->file = rd_t(code, o->code_filename, task, sleepable);
+    f->table = rd_t(code, o->code_linetable, task, sleepable);
+    f->firstlineno = (__u32)rd_t(code, o->code_firstlineno, task, sleepable);
+    f->tlbc = o->frame_tlbc_index >= 0 ? (__s32)rd_t(frame, o->frame_tlbc_index, task, sleepable)
+                                       : 0;
+}
+
+/* The same in the current task's context (async.bpf.c's tasks). */
 static __always_inline void put_frame(const struct pp_bpf_offsets *o, struct pp_bpf_pyframe *f,
                                       __u64 frame, __u64 code)
 {
-    f->code = code;
-    f->instr = o->frame_is_object ? (__u64)(__u32)rd(frame, o->frame_instr)
-                                  : rd(frame, o->frame_instr);
-    f->entry = o->frame_is_object ? 1
-               : o->frame_is_entry >= 0 ? rd8(frame, o->frame_is_entry) : 0;
-    f->name = rd(code, o->code_name);
-    f->name_id = name_id(f->name, o);
-    f->file = rd(code, o->code_filename);
-    f->table = rd(code, o->code_linetable);
-    f->firstlineno = (__u32)rd(code, o->code_firstlineno);
-    f->tlbc = o->frame_tlbc_index >= 0 ? (__s32)rd(frame, o->frame_tlbc_index) : 0;
+    put_frame_t(o, f, frame, code, NULL, 0);
 }
 
-static long one_frame(__u32 i, void *ctx)
+static __always_inline long one_frame(struct walk *w, int sleepable)
 {
-    struct walk *w = ctx;
     const struct pp_bpf_offsets *o = w->o;
     struct pp_bpf_sample *s = w->s;
+    struct task_struct *task = w->task;
     __u64 frame = w->frame, code, prev;
     __u8 owner;
     int shim;
@@ -155,9 +235,9 @@ static long one_frame(__u32 i, void *ctx)
 
     if (!frame)
         return 1;
-    code = rd(frame, o->frame_code) & ~(__u64)o->frame_code_tag_mask;
-    prev = rd(frame, o->frame_previous);
-    owner = rd8(frame, o->frame_owner);
+    code = rd_t(frame, o->frame_code, task, sleepable) & ~(__u64)o->frame_code_tag_mask;
+    prev = rd_t(frame, o->frame_previous, task, sleepable);
+    owner = rd8_t(frame, o->frame_owner, task, sleepable);
     shim = o->frame_owner_shim_min >= 0 && owner >= o->frame_owner_shim_min;
     w->frame = prev;
     if (shim) {
@@ -175,34 +255,50 @@ static long one_frame(__u32 i, void *ctx)
     n &= PP_BPF_MAX_PY - 1;
     if (frame == w->task_frame)
         s->task_frame = (__s32)n;
-    put_frame(o, &s->py[n], frame, code);
+    put_frame_t(o, &s->py[n], frame, code, task, sleepable);
     w->n = n + 1;
     return 0;
 }
 
+static long find_thread_cur(__u32 i, void *ctx) { return find_thread(ctx, 0); }
+static long one_frame_cur(__u32 i, void *ctx) { return one_frame(ctx, 0); }
+static long find_thread_task(__u32 i, void *ctx) { return find_thread(ctx, 1); }
+static long one_frame_task(__u32 i, void *ctx) { return one_frame(ctx, 1); }
 #include "async.bpf.c"
 
 static __always_inline void python_frames(const struct pp_bpf_target *t,
                                           struct task_struct *task,
-                                          struct pp_bpf_sample *s)
+                                          struct pp_bpf_sample *s, int sleepable)
 {
     const struct pp_bpf_offsets *o = &t->off;
-    struct walk w = {.o = o, .s = s};
+    struct walk w = {.o = o, .s = s, .task = task};
     __u64 running = 0;
+    __u64 interp, gil;
 
     w.fsbase = BPF_CORE_READ(task, thread.fsbase);
-    w.ts = rd(rd(t->runtime, o->runtime_interpreters_head), o->interp_threads_head);
-    bpf_loop(PP_BPF_MAX_THREADS, find_thread, &w, 0);
+    interp = rd_t(t->runtime, o->runtime_interpreters_head, task, sleepable);
+    w.ts = rd_t(interp, o->interp_threads_head, task, sleepable);
+    bpf_loop(PP_BPF_MAX_THREADS, sleepable ? find_thread_task : find_thread_cur, &w, 0);
+    /* the GIL's state: a wait on it is told from other futex waits by its
+     * address, and the thread holds it when it is locked and held last by
+     * the thread's state */
+    gil = o->gil_runtime >= 0 ? (t->runtime ? t->runtime + o->gil_runtime : 0)
+                              : rd_t(interp, o->gil_interp, task, sleepable);
+    s->gil = gil;
     if (!w.found)
         return;
     s->flags |= PP_BPF_PY_THREAD;
-    if (t->as.on && (running = running_task(&t->as, w.ts)))
-        w.task_frame = rd(running, t->as.task_coro) + t->as.gen_iframe;
+    if (!sleepable && t->as.on && (running = running_task(&t->as, w.ts)))
+        w.task_frame = rd_t(running, t->as.task_coro, task, sleepable) + t->as.gen_iframe;
+    if (gil && rd32_t(gil, o->gil_locked, task, sleepable) &&
+        rd_t(gil, o->gil_last_holder, task, sleepable) == w.ts)
+        s->flags |= PP_BPF_GIL_HELD;
     if (o->tstate_cframe >= 0)
-        w.frame = rd(rd(w.ts, o->tstate_cframe), o->cframe_current_frame);
+        w.frame = rd_t(rd_t(w.ts, o->tstate_cframe, task, sleepable), o->cframe_current_frame,
+                     task, sleepable);
     else
-        w.frame = rd(w.ts, o->tstate_frame);
-    bpf_loop(PP_BPF_MAX_HOPS, one_frame, &w, 0);
+        w.frame = rd_t(w.ts, o->tstate_frame, task, sleepable);
+    bpf_loop(PP_BPF_MAX_HOPS, sleepable ? one_frame_task : one_frame_cur, &w, 0);
     if (w.frame)
         s->flags |= PP_BPF_PY_TRUNCATED;                    /* frames left unread */
     else if (w.n > 0)
@@ -212,28 +308,17 @@ static __always_inline void python_frames(const struct pp_bpf_target *t,
         async_tasks(t, s, w.ts, running, 0);
 }
 
-SEC("perf_event")
-int pp_on_sample(struct bpf_perf_event_data *ctx)
+/* A record for the thread task of the target t, with its kernel stack
+ * already in s->kips: its user registers (as it entered the kernel), a
+ * copy of its stack from sp, its Python frames. */
+static __always_inline void capture(struct pp_bpf_sample *s, const struct pp_bpf_target *t,
+                                    struct task_struct *task, int sleepable)
 {
-    __u64 id = bpf_get_current_pid_tgid();
-    __u32 tgid = id >> 32, zero = 0;
-    struct pp_bpf_target *t = bpf_map_lookup_elem(&targets, &tgid);
-    struct task_struct *task;
-    struct pt_regs *ur;
-    struct pp_bpf_sample *s;
-    __u64 sp, *l;
-    long k;
+    struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(task);
+    __u64 sp;
 
-    if (!t && !((pp_host & PP_BPF_HOST_ALL) && tgid))
-        return 0;
-    s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
-    if (!s) {
-        if ((l = bpf_map_lookup_elem(&lost, &zero)))
-            (*l)++;
-        return 0;
-    }
-    s->pid = tgid;
-    s->tid = (__u32)id;
+    s->pid = task->tgid;
+    s->tid = task->pid;
     s->time_ns = bpf_ktime_get_ns();
     s->flags = 0;
     s->npy = s->npy_all = 0;
@@ -241,11 +326,10 @@ int pp_on_sample(struct bpf_perf_event_data *ctx)
     s->task_frame = -1;
     s->stack_len = 0;
     s->stack_skip = 0;
-    bpf_get_current_comm(s->comm, sizeof(s->comm));
-    k = bpf_get_stack(ctx, s->kips, sizeof(s->kips), 0);
-    s->nkernel = k > 0 ? (__u32)((__u64)k / 8) : 0;
-    task = bpf_get_current_task_btf();
-    ur = (struct pt_regs *)bpf_task_pt_regs(task);
+    s->gil = 0;
+    s->syscall = BPF_CORE_READ(ur, orig_ax);
+    s->ident = BPF_CORE_READ(task, thread.fsbase);
+    BPF_CORE_READ_STR_INTO(&s->comm, task, comm);
     s->regs[0] = BPF_CORE_READ(ur, ax);
     s->regs[1] = BPF_CORE_READ(ur, dx);
     s->regs[2] = BPF_CORE_READ(ur, cx);
@@ -271,13 +355,40 @@ int pp_on_sample(struct bpf_perf_event_data *ctx)
         s->flags |= PP_BPF_USER;
         s->stack_skip = sp - base;
         for (int i = 0; i < PP_BPF_STACK_PAGES; i++) {
-            if (bpf_probe_read_user(s->stack + i * 4096, 4096, (const void *)(base + i * 4096)))
+            if (read_user(s->stack + i * 4096, 4096, base + i * 4096, task, sleepable))
                 break;
             s->stack_len += 4096;
         }
-        if (t)
-            python_frames(t, task, s);
+        if (t)                      /* -a's other processes: native frames only */
+            python_frames(t, task, s, sleepable);
     }
+}
+
+static __always_inline void wall_sampled(struct task_struct *task);
+
+SEC("perf_event")
+int pp_on_sample(struct bpf_perf_event_data *ctx)
+{
+    __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+    struct pp_bpf_target *t = bpf_map_lookup_elem(&targets, &tgid);
+    struct pp_bpf_sample *s;
+    long k;
+
+    if (!t && !((pp_host & PP_BPF_HOST_ALL) && tgid))
+        return 0;
+    s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
+    if (!s) {
+        count(PP_BPF_N_LOST);
+        return 0;
+    }
+    k = bpf_get_stack(ctx, s->kips, sizeof(s->kips), 0);
+    s->nkernel = k > 0 ? (__u32)((__u64)k / 8) : 0;
+    capture(s, t, bpf_get_current_task_btf(), 0);
+    if (wall)
+        wall_sampled(bpf_get_current_task_btf());
+    s->kind = PP_BPF_ON_CPU;
+    s->state = 0;
+    s->block_ns = s->runq_ns = 0;
     /* a whole host's samples wait for user space's next look (its 50 ms
      * poll, or an event's wake-up): waking it for each one cost more than
      * reading them */
@@ -290,12 +401,9 @@ int pp_on_sample(struct bpf_perf_event_data *ctx)
 static __always_inline void tell(__u32 kind, __u32 pid, __u32 ppid)
 {
     struct pp_bpf_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-    __u32 zero = 0;
-    __u64 *l;
 
     if (!e) {
-        if ((l = bpf_map_lookup_elem(&lost, &zero)))
-            (*l)++;
+        count(PP_BPF_N_LOST);
         return;
     }
     e->kind = kind;
@@ -303,7 +411,8 @@ static __always_inline void tell(__u32 kind, __u32 pid, __u32 ppid)
     e->ppid = ppid;
     e->pad = 0;
     e->time_ns = bpf_ktime_get_ns();
-    bpf_ringbuf_submit(e, 0);
+    bpf_ringbuf_submit(e, 0);       /* a wake-up: user space reads a new
+                                       process's maps while it lives */
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -349,3 +458,7 @@ int BPF_PROG(pp_on_exit, struct task_struct *p)
     tell(PP_BPF_EV_EXIT, tgid, 0);
     return 0;
 }
+
+/* ---- wall-clock mode: wall.bpf.c (the same object: it shares the maps) --- */
+
+#include "wall.bpf.c"

@@ -399,6 +399,11 @@ static proc *proc_get(pp_unwinder *u, int pid)
     return p;
 }
 
+void pp_unwind_prime(pp_unwinder *u, int pid)
+{
+    proc_get(u, pid);
+}
+
 /* ---- the walk ---------------------------------------------------------------- */
 
 /* Whether the maps held put pc in executable memory. A pc elsewhere (in no

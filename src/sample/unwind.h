@@ -65,6 +65,10 @@ int pp_unwind(pp_unwinder *u, const pp_sample *s, pp_native_frame *out, size_t c
 void pp_unwind_limit(pp_unwinder *u, size_t procs);
 /* Drops what is known of pid (it exited, or exec'd). */
 void pp_unwind_forget(pp_unwinder *u, int pid);
+/* Reads pid's maps now, while it lives: a process whose samples may be
+ * unwound after its end (a forked child whose last wait is captured as it
+ * ends, in wall-clock mode) keeps them. */
+void pp_unwind_prime(pp_unwinder *u, int pid);
 void pp_unwind_close(pp_unwinder *u);
 
 #endif

@@ -473,6 +473,25 @@ def sample_chain(stack):
     return whole_chain(stack, SAMPLE_CHAIN)
 
 
+def record_as_nobody(test, args):
+    """`perfpy record ARGS -- python -c "print('ran')"` as user nobody (a
+    copy of perfpy, perfpy-sample and the modules others can reach), with
+    Debian's newest interpreter; skips where that cannot be done."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        test.skipTest("needs root and setpriv to run as another user")
+    pys = [py for py in interpreters() if py.path.startswith("/usr/")]
+    if not pys:
+        test.skipTest("no interpreter outside root's home for another user to run")
+    os.chmod(test.tmp, 0o777)
+    root = support.tree_for_others(test.tmp, os.path.relpath(PERFPY, support.ROOT),
+                                   os.path.relpath(SAMPLER, support.ROOT),
+                                   os.path.relpath(LIBDIR, support.ROOT))
+    return run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                os.path.join(root, os.path.relpath(PERFPY, support.ROOT)), "record"] +
+               list(args) + ["--", pys[-1].path, "-c", "print('ran')"],
+               env={"TMPDIR": test.tmp})
+
+
 class SampleMode(RecordTest):
     """--mode sample (issue 15): nothing installed in the program (no
     module, no environment, no file in /tmp), its Python frames read by the
@@ -859,20 +878,8 @@ class SampleMode(RecordTest):
         self.assertTrue(os.path.exists(self.out("x.txt")))
 
     def test_without_privileges_one_message_and_nothing_written(self):
-        if os.geteuid() != 0 or not shutil.which("setpriv"):
-            self.skipTest("needs root and setpriv to run as another user")
-        pys = [py for py in interpreters() if py.path.startswith("/usr/")]
-        if not pys:
-            self.skipTest("no interpreter outside root's home for another user to run")
-        os.chmod(self.tmp, 0o777)
-        root = support.tree_for_others(self.tmp, os.path.relpath(PERFPY, support.ROOT),
-                                       os.path.relpath(SAMPLER, support.ROOT),
-                                       os.path.relpath(LIBDIR, support.ROOT))
         out = self.out("denied.txt")
-        p = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                 os.path.join(root, os.path.relpath(PERFPY, support.ROOT)), "record",
-                 "--mode", "sample", "-f", "collapsed", "-o", out, "--", pys[-1].path, "-c",
-                 "print('ran')"], env={"TMPDIR": self.tmp})
+        p = record_as_nobody(self, ["--mode", "sample", "-f", "collapsed", "-o", out])
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("needs root, or the capabilities CAP_BPF and CAP_PERFMON", p.stderr)
         self.assertIn("--mode perf or --mode jit", p.stderr)

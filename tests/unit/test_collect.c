@@ -130,7 +130,7 @@ static void sample_one(const char *python, const char *module, int minor)
 
     memset(&l, 0, sizeof(l));
     ASSERT_EQ_INT(pp_pyoffsets_read(module, &l.o), 0);
-    if (pp_collect_open(&c, 499, why, sizeof(why)) != 0)
+    if (pp_collect_open(&c, 499, 0, why, sizeof(why)) != 0)
         TEST_FAIL_("%s", why);
     ASSERT_EQ_INT(pp_unwind_open(&l.u), 0);
     ASSERT_EQ_INT(pp_splice_open(&l.sp, NULL), 0);

@@ -158,6 +158,10 @@ static void corrupt_one(const test_python *py, const char *dir)
     v = 1;                                               /* free-threaded, it says */
     memcpy(copy + 16, &v, 8);
     expect_refusal("free_threaded = 1", copy, (uint32_t)py_version, 0, "free-threaded build");
+    /* refused, it is still known to have no GIL (wall-clock mode says so) */
+    memset(&l, 0, sizeof(l));
+    ASSERT_EQ_INT(from(copy, (uint32_t)py_version, 0, &l, why, sizeof(why)) != 0, 1);
+    ASSERT_EQ_INT(l.free_threaded, 1);
     /* read anyway: the object header is not that flavour's; never garbage */
     expect_refusal("free_threaded = 1, accepted", copy, (uint32_t)py_version,
                    PP_PYLAYOUT_FREE_THREADED, "a layout perfpy does not know");

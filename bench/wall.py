@@ -1,0 +1,310 @@
+#!/usr/bin/python3
+"""Wall-clock profiles (issue 23): what recording costs, how right it is,
+and how it scales, perfpy --idle side by side with py-spy --idle and CPython
+3.15's sampler (--mode wall), each at the same rate, the same programs in
+the same run.
+
+    bench/wall.py [--reps N] [--rate HZ] [--server-seconds S] [--build DIR]
+                  [--configs A,B] [--skip cost,accuracy,server] [--write-docs]
+                  PYTHON...
+
+1. Cost: the program's own CPU time (time.process_time() around it) under a
+   two-thread ping-pong (15,000 round trips through queue.Queue:
+   bench/workloads/pingpong.py, nothing but switches), runs interleaved,
+   the median of each run's ratio to the plain run of its rep; and
+   perfpy's own CPU per scheduler event: the CPU of perfpy's process tree
+   (getrusage of the children) less the program's, over the switches its
+   notes count.
+2. Accuracy: tests/integration/programs/wall_parts.py (CPU work, sleep, a
+   pipe read, a lock wait, each 30-60 ms, a dozen rounds) measures its own
+   split; each tool's profile's split of the same four parts, and the
+   largest difference in points.
+3. Scale: bench/workloads/server50.py (50 threads that mostly wait, 200
+   requests a second) recorded for --server-seconds (default 600): the
+   recorder's peak memory (VmHWM of its process, polled), the scheduler
+   events and anything lost, from perfpy's notes.
+
+--write-docs puts the tables in docs/PERFORMANCE.md between
+<!-- bench:wall-WORLD:begin --> and <!-- bench:wall-WORLD:end -->.
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from sample_cost import (RUNNER as RUNNER_CPU, cost_rows, py_spy, version, world,  # noqa: E402
+                         write_docs)
+
+PARTS = os.path.join(ROOT, "tests", "integration", "programs", "wall_parts.py")
+# sample_cost's runner, and the process's CPU time since its start (the
+# recorder's own is its process tree's less this)
+RUNNER = RUNNER_CPU + 'sys.stderr.write("cpu-all %.6f\\n" % time.process_time())\n'
+TOOLS = ("perfpy --idle", "py-spy --idle", "3.15 sampler --mode wall")
+
+
+def commands(tool, py, ver, a, spy, out):
+    """The command line that records `py ...` with tool, or None."""
+    perfpy = os.path.join(a.build, "perfpy")
+    if tool == "plain":
+        return [py]
+    if tool == "perfpy --idle":
+        return [perfpy, "record", "--idle", "-r", str(a.rate), "-f", "collapsed", "-o",
+                out + ".txt", "--", py]
+    if tool == "py-spy --idle" and spy:
+        return [spy, "record", "--idle", "-r", str(a.rate), "-f", "raw", "-o", out + ".spy",
+                "--", py]
+    if tool == "3.15 sampler --mode wall" and ver >= (3, 15):
+        return [py, "-m", "profiling.sampling", "run", "--mode", "wall", "-a", "-r", str(a.rate),
+                "--collapsed", "-o", out + ".tachyon"]
+    return None
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run(cmd, timeout=1800):
+    c0, t0 = children_cpu(), time.monotonic()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=timeout)
+    return p, children_cpu() - c0, time.monotonic() - t0
+
+
+def notes(stderr):
+    """perfpy's wall-clock notes: switches, captures, everything lost."""
+    n = {}
+    m = re.search(r"stopped running (\d+) times; (\d+) stacks off the CPU captured", stderr)
+    if m:
+        n["switches"], n["captures"] = int(m.group(1)), int(m.group(2))
+    m = re.search(r"lost (\d+) stacks off the CPU and (\d+) ends of one.*?(\d+) stacks whose "
+                  r"end never came, (\d+) threads", stderr)
+    n["lost"] = sum(int(x) for x in m.groups()) if m else 0
+    m = re.search(r"(\d+) samples lost", stderr)
+    n["lost"] += int(m.group(1)) if m else 0
+    m = re.search(r"did not report (\d+) of the switches", stderr)
+    n["unreported"] = int(m.group(1)) if m else 0
+    return n
+
+
+# ---- 1. cost --------------------------------------------------------------
+
+def cost(py, ver, a, spy, tmp):
+    runner = os.path.join(tmp, "runner.py")
+    with open(runner, "w") as f:
+        f.write(RUNNER)
+    workload = os.path.join(HERE, "workloads", "pingpong.py")
+    names = [t for t in ("plain",) + TOOLS
+             if commands(t, py, ver, a, spy, os.path.join(tmp, "o")) and
+             (not a.configs or t == "plain" or t in a.configs)]
+    runs = {n: [] for n in names}
+    own = []                      # perfpy's CPU per switch, per run
+    for rep in range(a.reps):
+        for n in names[rep % len(names):] + names[:rep % len(names)]:
+            cmd = commands(n, py, ver, a, spy, os.path.join(tmp, "o"))
+            p, tree, _ = run(cmd + [runner, workload, "1"])
+            m = re.search(r"^cpu ([\d.]+)$", p.stderr, re.M)
+            runs[n].append(float(m.group(1)) if m and p.returncode == 0 else None)
+            m_all = re.search(r"^cpu-all ([\d.]+)$", p.stderr, re.M)
+            sw = notes(p.stderr).get("switches")
+            if n == "perfpy --idle" and m_all and sw:
+                own.append((tree - float(m_all.group(1)), sw))
+    return names, runs, own
+
+
+def cost_table(results, a):
+    lines = ["The program's own CPU time under the ping-pong (bench/workloads/pingpong.py: "
+             "15,000 round trips through queue.Queue), median of %d interleaved runs; ratio: "
+             "the median of each run over the plain run of the same rep. perfpy's own CPU: "
+             "its process tree's (getrusage of the children) less the program's, per "
+             "switch of the program's threads its notes count (median over its runs)."
+             % a.reps, ""]
+    for py, (ver, (names, runs, own)) in results.items():
+        lines += ["#### CPython %d.%d (`%s`)" % (ver + (py,)), ""] + cost_rows(names, runs)
+        if own:
+            per = statistics.median(cpu / sw for cpu, sw in own)
+            lines += ["", "perfpy's own CPU: %.2f µs per switch (median of %d runs; %d switches "
+                      "a run, median)." % (1e6 * per, len(own),
+                                             statistics.median(sw for _, sw in own))]
+        lines.append("")
+    return lines
+
+
+# ---- 2. accuracy -----------------------------------------------------------
+
+def in_part(stack, part):
+    """A frame of the stack is part: "part (file:line)" (perfpy, py-spy) or
+    "file:part:line" / "part" (the 3.15 sampler's collapsed frames)."""
+    return re.search(r"(^|;)(%s \(|[^;]*:%s:\d+(;|$)|%s(;|$))"
+                     % ((re.escape(part),) * 3), stack) is not None
+
+
+def split_of(path):
+    stacks = {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            if n.isdigit():
+                stacks[stack] = stacks.get(stack, 0) + int(n)
+    got = {k: sum(n for s, n in stacks.items() if in_part(s, k))
+           for k in ("crunch", "doze", "drain", "queue_wait")}
+    total = sum(got.values())
+    return {k: 100.0 * v / total for k, v in got.items()} if total else None
+
+
+def accuracy(py, ver, a, spy, tmp):
+    out = {}
+    for tool in TOOLS:
+        o = os.path.join(tmp, "acc")
+        cmd = commands(tool, py, ver, a, spy, o)
+        if not cmd or (a.configs and tool not in a.configs):
+            continue
+        p, _, _ = run(cmd + [PARTS])
+        # the program's own split: its last line of JSON (py-spy writes its
+        # own lines to the same stdout)
+        own = None
+        for line in reversed(p.stdout.splitlines()):
+            if line.startswith("{"):
+                try:
+                    own = json.loads(line)
+                    break
+                except ValueError:
+                    pass
+        if own is None:
+            continue
+        own.pop("crunch_cpu", None)
+        truth = {k: 100.0 * v / sum(own.values()) for k, v in own.items()}
+        path = {"perfpy --idle": o + ".txt", "py-spy --idle": o + ".spy"}.get(tool,
+                                                                            o + ".tachyon")
+        got = split_of(path) if os.path.exists(path) else None
+        out[tool] = (truth, got)
+    return out
+
+
+def accuracy_table(results):
+    lines = ["tests/integration/programs/wall_parts.py measures its own split (perf_counter "
+             "around each part); each tool's profile, the same four parts' share of the "
+             "time in them. Largest difference in points.", ""]
+    for py, (ver, acc) in results.items():
+        lines += ["#### CPython %d.%d (`%s`)" % (ver + (py,)), "",
+                  "| tool | crunch | doze (sleep) | drain (pipe read) | queue_wait (lock) | "
+                  "largest difference |", "|---|---|---|---|---|---|"]
+        for tool, (truth, got) in acc.items():
+            if not got:
+                lines.append("| %s | – | – | – | – | – |" % tool)
+                continue
+            cells = ["%.1f%% (own %.1f%%)" % (got[k], truth[k]) for k in truth]
+            lines.append("| %s | %s | %.1f |" % (tool, " | ".join(cells),
+                                                 max(abs(got[k] - truth[k]) for k in truth)))
+        lines.append("")
+    return lines
+
+
+# ---- 3. scale -------------------------------------------------------------
+
+def peak_memory(cmd, seconds):
+    """Runs cmd; its peak VmHWM (MiB), polled every second (the recorder is
+    the process started: perfpy record execs perfpy-sample, py-spy is its
+    own; the 3.15 sampler profiles from a process of its own too)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True)
+    peak = 0
+    while proc.poll() is None:
+        try:
+            with open("/proc/%d/status" % proc.pid) as f:
+                m = re.search(r"^VmHWM:\s+(\d+) kB", f.read(), re.M)
+                peak = max(peak, int(m.group(1)) if m else 0)
+        except OSError:
+            pass
+        time.sleep(1)
+    out, err = proc.communicate()
+    return peak / 1024.0, err, proc.returncode
+
+
+def scale(py, ver, a, spy, tmp):
+    runner = os.path.join(tmp, "runner.py")
+    with open(runner, "w") as f:
+        f.write(RUNNER)
+    workload = os.path.join(HERE, "workloads", "server50.py")
+    out = {}
+    for tool in TOOLS:
+        cmd = commands(tool, py, ver, a, spy, os.path.join(tmp, "srv"))
+        if not cmd or (a.configs and tool not in a.configs):
+            continue
+        mib, err, rc = peak_memory(cmd + [runner, workload, str(a.server_seconds)],
+                                   a.server_seconds)
+        out[tool] = (mib, notes(err) if tool == "perfpy --idle" else {}, rc)
+    return out
+
+
+def scale_table(results, a):
+    lines = ["bench/workloads/server50.py (50 threads that mostly wait, 200 requests a "
+             "second) recorded for %d s: the recorder's peak memory (VmHWM of its process, "
+             "polled each second; the 3.15 sampler's is the profiled process's parent), "
+             "and from perfpy's notes its scheduler events and anything lost." %
+             a.server_seconds, ""]
+    for py, (ver, sc) in results.items():
+        lines += ["#### CPython %d.%d (`%s`)" % (ver + (py,)), "",
+                  "| tool | peak memory (MiB) | switches | stacks captured | lost | "
+                  "switches not reported by the kernel |", "|---|---|---|---|---|---|"]
+        for tool, (mib, n, rc) in sc.items():
+            lines.append("| %s | %s | %s | %s | %s | %s |" % (
+                tool, "%.1f" % mib if rc == 0 else "failed (%d)" % rc,
+                n.get("switches", "–"), n.get("captures", "–"),
+                n.get("lost", "–") if n else "–", n.get("unreported", "–") if n else "–"))
+        lines.append("")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=11)
+    ap.add_argument("--rate", type=int, default=399)
+    ap.add_argument("--server-seconds", type=int, default=600)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--configs", help="only these tools (comma-separated)")
+    ap.add_argument("--skip", default="", help="cost, accuracy, server")
+    ap.add_argument("--write-docs", action="store_true")
+    ap.add_argument("pythons", nargs="+")
+    a = ap.parse_args()
+    a.configs = a.configs.split(",") if a.configs else None
+    spy = py_spy(a.build)
+    tmp = tempfile.mkdtemp(prefix="perfpy-bench-wall-")
+    text = ["_Generated by `bench/wall.py --reps %d --rate %d --server-seconds %d%s%s "
+            "--write-docs %s` on %s (world %s)._" % (
+                a.reps, a.rate, a.server_seconds, " --skip " + a.skip if a.skip else "",
+                " --configs " + ",".join(a.configs) if a.configs else "", " ".join(a.pythons),
+                time.strftime("%Y-%m-%d %H:%M"), world()), ""]
+    try:
+        vers = {py: version(py) for py in a.pythons}
+        if "cost" not in a.skip:
+            text += ["**Cost.** " + "\n".join(cost_table(
+                {py: (vers[py], cost(py, vers[py], a, spy, tmp)) for py in a.pythons}, a))]
+        if "accuracy" not in a.skip:
+            text += ["**Accuracy.** " + "\n".join(accuracy_table(
+                {py: (vers[py], accuracy(py, vers[py], a, spy, tmp)) for py in a.pythons}))]
+        if "server" not in a.skip:
+            text += ["**Scale.** " + "\n".join(scale_table(
+                {py: (vers[py], scale(py, vers[py], a, spy, tmp)) for py in a.pythons}, a))]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    text.append("_Load average at the end: %s._" % " ".join("%.2f" % x
+                                                           for x in os.getloadavg()))
+    doc = "\n".join(text)
+    print(doc)
+    if a.write_docs:
+        write_docs(doc, "wall-" + world(), "## Wall clock: cost, accuracy, scale")
+
+
+if __name__ == "__main__":
+    main()

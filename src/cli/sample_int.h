@@ -1,0 +1,158 @@
+/*
+ * What perfpy-sample's two files share (sample_main.c, sample_wall.c): the
+ * processes followed and the recorder's state. Internal to perfpy-sample,
+ * the only program that links libbpf and elfutils.
+ */
+#ifndef PERFPY_CLI_SAMPLE_INT_H
+#define PERFPY_CLI_SAMPLE_INT_H
+
+#include "report/fold.h"
+#include "sample_every.h"
+#include "top_view.h"
+#include "sample/collect.h"
+#include "sample/kallsyms.h"
+#include "sample/pyasync.h"
+#include "sample/pycode.h"
+#include "sample/pylayout.h"
+#include "sample/pyobj.h"
+#include "sample/pyread.h"
+#include "sample/splice.h"
+#include "sample/unwind.h"
+#include "sample/wall.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* threading's name of a thread of a process, by its ident (sample_wall.c). */
+typedef struct thread_name {
+    uint64_t ident;
+    char name[64];
+} thread_name;
+
+/* One process being sampled: the program (or the process attached to) and
+ * each child it forks. */
+typedef struct proc {
+    pid_t pid;
+    uint64_t runtime;              /* 0 until found in its maps */
+    int looks;                     /* times its maps were searched for it */
+    double next_look;              /* -a: not before (a host wakes us often) */
+    int waits;                     /* -a: times its interpreter was looked for */
+    int refused;                   /* its CPython is not read (pylayout.c said why) */
+    int placed;                    /* its container (if any) looked for */
+    int ns_pid;                    /* its pid in its container (0: none) */
+    char root[256];                /* its container's root ("": not in one) */
+    unsigned told;                 /* the folder (st->gen) told of it */
+    int python;                    /* -a: 1 runs a CPython, 0 not (left out), 2 links
+                                      libpython: left out until its interpreter is */
+    int counted, sampled;          /* -a: counted as seen; as sampled */
+    char command[160], service[64];   /* -a: what it runs */
+    pp_pylayout layout;            /* its structure offsets, once runtime is found */
+    int no_gil;                    /* a free-threaded CPython: --gil keeps every sample */
+    pid_t forked_from;             /* its parent, while it runs the parent's image */
+    int have_types;
+    pp_pyread_types types;         /* to tell a code object from what is not */
+    int have_obj;                  /* obj_types: what a reader of its objects needs
+                                      (threading's names of its threads): 1 found,
+                                      -1 not found, 0 not looked for yet */
+    pp_pyobj_types obj_types;
+    thread_name *names;            /* threading._active as last read, at names_ns */
+    size_t nnames;
+    uint64_t names_ns;             /* CLOCK_MONOTONIC, as the samples' times */
+    struct {                       /* --async: where its CPython keeps its tasks */
+        int state;                 /* 0 looking (asyncio not imported yet), 1 read,
+                                      -1 not readable (said why) */
+        size_t maps_n;             /* its mappings at the last look */
+        unsigned ticks;            /* looks are every 10th tick (200 ms) */
+        pp_pyasync_offsets a;
+        pp_pyasync_types ty;
+        pp_pyobj_types names;      /* a task's name: a str, or an int (Task-N) */
+        struct {
+            uint64_t addr;
+            char name[64];
+        } types[32];               /* the names of the types waiting tasks await */
+        size_t ntypes;
+    } as;
+} proc;
+
+/* A thread of the profile and whether it was named. */
+typedef struct named_thread {
+    pid_t pid, tid;
+    int done;
+} named_thread;
+
+typedef struct state {
+    pid_t pid;                     /* the program, or the process attached to */
+    unsigned layout_flags;         /* PP_PYLAYOUT_*: PERFPY_FREE_THREADED=1 */
+    proc *procs;
+    size_t nprocs, cap;
+    unsigned children, refused;    /* forked while recorded; whose Python is not read */
+    char refused_why[512];         /* the last reason said (each said once) */
+    pp_collector *c;
+    pp_pycode *codes;
+    pp_unwinder *u;
+    pp_splicer *sp;
+    pp_folder *fold;
+    pp_kallsyms ks;
+    int have_ks;
+    uint64_t samples, failed;
+    double t0, seconds;            /* when the recording began; how long it ran */
+    int attached;                  /* -p: the process was running already */
+    int stopped;                   /* --duration (or, attached, Ctrl-C) ended it */
+    uint64_t period_ns;            /* each sample's: 1e9 / rate ns of its thread's CPU */
+    long rate;
+    pp_profile *prof;              /* what samples are folded into (--every: the interval's) */
+    pp_fold_opts fo;
+    unsigned gen;                  /* the folder's number: a new one per interval */
+    /* -a */
+    int host, host_all;            /* the whole host; its non-Python processes too */
+    uint64_t left_out;             /* samples of processes that run no CPython */
+    uint64_t taken;                /* samples kept, as the ring gave them */
+    uint64_t seen, sampled;        /* CPython processes found; of them, sampled */
+    char **labels;                 /* KEY=VALUE for every sample */
+    int nlabels;
+    double last_sweep;
+    pp_every *every;               /* --every: where the intervals go */
+    uint64_t every_ns, start_ns, next_ns;   /* the current interval (sample clock) */
+    uint64_t stop_ns;              /* -d: when the recording ends (0: when stopped) */
+    uint64_t t0_ns;                /* when it began (sample clock) */
+    int64_t unix_offset_ns;        /* Unix time - sample clock (CLOCK_MONOTONIC) */
+    int ending;                    /* no new interval: the last takes what is left */
+    /* perfpy top: each interval (every_ns) shown, not written */
+    int top_mode;
+    pp_top *top;                   /* the view, opened at the first tick */
+    char top_title[256], top_how[192];
+    uint64_t top_lost;             /* lost samples already shown */
+    int wall, gil_only;            /* CLOCK: wall-clock mode, --gil */
+    pp_wall_open *open;            /* off-CPU captures waiting for their end */
+    uint64_t not_holding;          /* samples left out: the thread held no GIL */
+    int said_no_gil;               /* a free-threaded process was said to have none */
+    int threads;                   /* --threads: threads named as threading names them */
+    named_thread *named;           /* threads asked for their threading name */
+    size_t nnamed, named_cap;
+    int async;                     /* --async: stacks as asyncio's tasks see them */
+    int async_said;                /* why a process's tasks are not read: said once */
+    uint64_t async_samples;        /* samples in a task, the chain whole */
+} state;
+
+/* One record of the collector spliced and folded (sample_main.c): on the
+ * CPU with its period as its weight, or off it in two parts, block ns with
+ * its reason and runq ns waiting for a CPU. */
+void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t block,
+                            uint64_t runq);
+
+/* sample_wall.c: wall-clock mode's and the threads' helpers. */
+int pp__sample_gone(pid_t pid);
+int pp__sample_tracing_frame(const char *sym);
+void pp__sample_wall_end(state *st, const struct pp_bpf_wall_end *e);
+void pp__sample_wall_notes(const state *st, pp_collector *c);
+uint64_t pp__sample_lost_events(const state *st);
+/* Names s's thread in the profile as threading named it, once (its ident
+ * in threading._active of its process, read from outside). */
+void pp__sample_name_thread(state *st, proc *p, const struct pp_bpf_sample *s);
+/* Reads threading._active of each process again when the last read is
+ * older than 100 ms, so that a thread that lives that long is named even
+ * when its stacks are read after its end (its last wait). */
+void pp__sample_read_names(state *st);
+void pp__sample_proc_free(proc *p);
+
+#endif

@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Wall-clock mode's half of the collector (included by sample.bpf.c: one
+ * BPF object, the same maps and readers): the time each thread of a target
+ * spends off the CPU, with the stack it stopped with, cheaply at each
+ * switch and with a whole capture only for the stretches sampled.
+ *
+ *   sched_switch, it stops      its time, its state, whether it was in a
+ *                               system call (task storage)
+ *   sched_wakeup                when it became runnable again
+ *   sched_switch, it runs       D = now - stop: blocked until the wake-up,
+ *                               then waiting for a CPU (all of it when it was
+ *                               preempted). Sampled with probability
+ *                               min(1, D / period), weighing max(D, period):
+ *                               unbiased, long waits always and exactly. Its
+ *                               kernel stack is taken now (it has not run)
+ *   the capture                 in its own context, before it runs its own
+ *                               code again: user registers, stack and Python
+ *                               frames are as they were when it stopped; the
+ *                               system call and its arguments give the reason.
+ *                               In a system call: at sys_exit. Outside one
+ *                               (preempted in user code, a page fault): a
+ *                               task work run as it returns to user mode
+ *                               (bpf_task_work_schedule_resume, Linux 6.18+);
+ *                               on older kernels its stack is captured as it
+ *                               stops instead, with a probability chosen from
+ *                               the thread's recent stretches (the capture is
+ *                               the costly part: a producer's consumer
+ *                               preempting it 20,000 times a second), each
+ *                               weighed by 1 / that probability
+ *   task iterator (sleepable)   threads already blocked when perfpy attaches,
+ *                               captured from outside then
+ *                               (bpf_copy_from_user_task), and stretches still
+ *                               open when the recording ends, closed then
+ *
+ * The scheduler's tracepoint does not report every switch here (about 0.3%
+ * of them go unseen on this machine's kernel, with a trivial program too),
+ * so each stretch is also measured from the thread's own CPU time, which
+ * the scheduler keeps whatever is traced: a stretch whose start or end went
+ * unseen is still closed with its length, and counted.
+ */
+
+#define TASK_RUNNING_STATE 0
+#define PF_EXITING_FLAG 0x00000004
+#define CERTAIN (1ull << 32)            /* probability 1, in 2^-32 */
+
+/* What is known of a thread of a target between its switches. */
+struct pp_bpf_thread {
+    __u64 out_ns, out_cpu;          /* last seen to stop running (0: running),
+                                       and its CPU time (se.sum_exec_runtime) then */
+    __u64 in_ns, in_cpu;            /* last seen to start running, the same */
+    __u64 wake_ns;                  /* woken since it stopped (0: not yet) */
+    __u64 block_ns, runq_ns;        /* sampled stretches waiting for their capture */
+    __u64 since_ns;                 /* when the first of them began */
+    __u64 open_p;                   /* older kernels: its stack was captured as it
+                                       stopped (OFF_OPEN), with this probability
+                                       (0: not captured) */
+    __u64 outside_ns;               /* older kernels: the recent length of its
+                                       stretches outside a system call */
+    __u32 state;                    /* its state when it stopped */
+    __u32 outside;                  /* it stopped outside a system call */
+    __u32 nkernel, pad;
+    __u64 kips[PP_BPF_MAX_KERNEL];  /* the kernel stack of the first of them */
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, int);
+    __type(value, struct pp_bpf_thread);
+} threads SEC(".maps");
+
+/* A thread's task work (its own map value, as the kfunc wants). */
+struct pp_bpf_work {
+    struct bpf_task_work tw;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 16384);
+    __type(key, __u32);                     /* tid */
+    __type(value, struct pp_bpf_work);
+} works SEC(".maps");
+
+typedef int (*pp_work_fn)(struct bpf_map *map, void *key, void *value);
+/* Linux 6.18 names it _impl; later kernels drop the last argument */
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task,
+                                              struct bpf_task_work *tw, void *map__map,
+                                              pp_work_fn callback, void *aux__prog) __weak __ksym;
+extern int bpf_task_work_schedule_resume(struct task_struct *task, struct bpf_task_work *tw,
+                                         void *map__map, pp_work_fn callback) __weak __ksym;
+
+/* Set by user space before it runs the task iterator at the end. */
+volatile __u32 iter_end = 0;
+
+/* Wall-clock mode: the time off the CPU around switches the tracepoint did
+ * not report, whose stack could not be had (user space reads it). */
+__u64 missed_ns = 0;
+
+/* Which of the two the kernel has (user space looks in its BTF before
+ * loading: the verifier refuses a test of both addresses at once): 0 none,
+ * 1 the _impl one, 2 the other. */
+const volatile __u32 task_work_kfunc = 0;
+
+static __always_inline int have_task_work(void)
+{
+    return task_work_kfunc != 0;
+}
+
+/* task's state, made on its first switch if it belongs to a target. */
+static __always_inline struct pp_bpf_thread *thread_of(struct task_struct *task, int create)
+{
+    struct pp_bpf_thread *th = bpf_task_storage_get(&threads, task, 0, 0);
+    __u32 tgid;
+
+    if (th || !create)
+        return th;
+    tgid = task->tgid;
+    if (!bpf_map_lookup_elem(&targets, &tgid))
+        return 0;
+    th = bpf_task_storage_get(&threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!th)
+        count(PP_BPF_N_LOST_THREADS);
+    return th;
+}
+
+/* The task's CPU time: exact while it is off the CPU and at its switches,
+ * behind by what it ran since the last tick while it runs. */
+static __always_inline __u64 cpu_of(struct task_struct *task)
+{
+    return BPF_CORE_READ(task, se.sum_exec_runtime);
+}
+
+/* The time off the CPU since `at`, when the thread's CPU time was `cpu`. */
+static __always_inline __u64 off_since(__u64 now, __u64 at, __u64 cpu_now, __u64 cpu)
+{
+    __u64 wall = now - at, ran = cpu_now > cpu ? cpu_now - cpu : 0;
+
+    return wall > ran ? wall - ran : 0;
+}
+
+/* The two parts of a stretch of d ns from th->out_ns: blocked until its
+ * wake-up, then runnable (all of it when it never blocked: preempted). */
+static __always_inline void split(const struct pp_bpf_thread *th, __u64 d, __u64 *block,
+                                  __u64 *runq)
+{
+    __u64 wake = th->wake_ns;
+
+    if (th->state == TASK_RUNNING_STATE) {
+        *block = 0;
+        *runq = d;
+    } else if (wake > th->out_ns && wake - th->out_ns <= d) {
+        *block = wake - th->out_ns;
+        *runq = d - *block;
+    } else {
+        *block = d;
+        *runq = 0;
+    }
+}
+
+/* Whether a stretch of d ns is sampled: with probability min(1, d / period). */
+static __always_inline int sampled(__u64 d)
+{
+    return d >= period_ns || (__u64)bpf_get_prandom_u32() * period_ns < (d << 32);
+}
+
+/* x / (p / 2^32), for a stretch captured with probability p (Horvitz-
+ * Thompson: unbiased whatever p was, as long as it was chosen before the
+ * stretch's length was known). */
+static __always_inline __u64 scaled(__u64 x, __u64 p)
+{
+    if (p >= CERTAIN || !p)
+        return x;
+    return x / p * CERTAIN + ((x % p) << 32) / p;
+}
+
+static __always_inline void send_end(struct task_struct *task, __u64 block, __u64 runq)
+{
+    struct pp_bpf_wall_end *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+    if (!e) {
+        count(PP_BPF_N_LOST_ENDS);
+        return;
+    }
+    e->kind = PP_BPF_EV_WALL_END;
+    e->pid = task->tgid;
+    e->tid = task->pid;
+    e->pad = 0;
+    e->block_ns = block;
+    e->runq_ns = runq;
+    submit_quiet(e);
+}
+
+/* ---- the capture ------------------------------------------------------------ */
+
+/* The record of the sampled stretches waiting in th: kind OFF_CPU, their
+ * weights, the kernel stack kept at the first one's end; the rest read
+ * now (task's own context, or from outside when sleepable). */
+static __always_inline void capture_done(struct pp_bpf_thread *th, struct task_struct *task,
+                                         const struct pp_bpf_target *t, int sleepable)
+{
+    struct pp_bpf_sample *s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
+
+    if (!s) {
+        count(PP_BPF_N_LOST_CAPTURES);
+    } else {
+        __builtin_memcpy(s->kips, th->kips, sizeof(s->kips));
+        s->nkernel = th->nkernel;
+        capture(s, t, task, sleepable);
+        s->time_ns = th->since_ns;      /* the time it stands for began then */
+        s->kind = PP_BPF_OFF_CPU;
+        s->state = th->state;
+        s->block_ns = th->block_ns;
+        s->runq_ns = th->runq_ns;
+        count(PP_BPF_N_CAPTURED);
+        bpf_ringbuf_submit(s, 0);
+    }
+    th->block_ns = th->runq_ns = 0;
+    th->nkernel = 0;
+}
+
+/* The same in the thread's own context, if it has stretches waiting. */
+static __always_inline void capture_pending(struct task_struct *task)
+{
+    struct pp_bpf_thread *th = thread_of(task, 0);
+    __u32 tgid = task->tgid;
+    struct pp_bpf_target *t;
+
+    if (!th || (!th->block_ns && !th->runq_ns))
+        return;
+    if ((t = bpf_map_lookup_elem(&targets, &tgid)))
+        capture_done(th, task, t, 0);
+    else
+        th->block_ns = th->runq_ns = 0;
+}
+
+/* The task work: the thread returns to user mode, its own code not run yet. */
+static int on_resume(struct bpf_map *map, void *key, void *value)
+{
+    struct task_struct *task = bpf_get_current_task_btf();
+
+    if (!(task->flags & PF_EXITING_FLAG))
+        capture_pending(task);
+    return 0;
+}
+
+/* Asks for on_resume in task as it returns to user mode (it is stopped). */
+static __always_inline void capture_on_resume(struct task_struct *task)
+{
+    struct pp_bpf_work zero = {}, *w;
+    __u32 tid = task->pid;
+    int rc = -1;
+
+    if (!(w = bpf_map_lookup_elem(&works, &tid))) {
+        bpf_map_update_elem(&works, &tid, &zero, BPF_NOEXIST);
+        w = bpf_map_lookup_elem(&works, &tid);
+    }
+    if (!w)
+        rc = -1;
+    else if (task_work_kfunc == 1)
+        rc = bpf_task_work_schedule_resume_impl(task, &w->tw, &works, on_resume, 0);
+    else if (task_work_kfunc == 2)
+        rc = bpf_task_work_schedule_resume(task, &w->tw, &works, on_resume);
+    /* -EBUSY: one asked for before has not run yet; it will take these too */
+    if (rc && rc != -16)
+        count(PP_BPF_N_LOST_CAPTURES);
+}
+
+/* A stack captured as its stretch begins, kind OFF_OPEN, weights to follow
+ * in an end record: as a thread stops outside a system call on older
+ * kernels (its own context: the kernel stack from ctx), or from outside
+ * for a thread already blocked when perfpy attaches (sleepable: the task
+ * iterator). 1 captured, 0 not (no room: counted lost). */
+static __always_inline int capture_open(void *ctx, struct task_struct *task, __u32 state,
+                                        int sleepable)
+{
+    __u32 tgid = task->tgid;
+    struct pp_bpf_target *t = bpf_map_lookup_elem(&targets, &tgid);
+    struct pp_bpf_sample *s;
+    long k;
+
+    if (!t)
+        return 0;
+    if (!(s = bpf_ringbuf_reserve(&events, sizeof(*s), 0))) {
+        count(PP_BPF_N_LOST_CAPTURES);
+        return 0;
+    }
+    k = sleepable ? bpf_get_task_stack(task, s->kips, sizeof(s->kips), 0)
+                  : bpf_get_stack(ctx, s->kips, sizeof(s->kips), 0);
+    s->nkernel = k > 0 ? (__u32)((__u64)k / 8) : 0;
+    capture(s, t, task, sleepable);
+    s->kind = PP_BPF_OFF_OPEN;
+    s->state = state;
+    s->block_ns = s->runq_ns = 0;
+    count(PP_BPF_N_CAPTURED);
+    bpf_ringbuf_submit(s, 0);
+    return 1;
+}
+
+/* Older kernels: whether a stretch beginning outside a system call is
+ * captured as it begins. Its length is not known yet, so with the
+ * probability a stretch of the thread's recent length would be sampled
+ * with (min(1, length / period)), at least 1/64. In 2^-32, or 0. */
+static __always_inline __u64 capture_chance(const struct pp_bpf_thread *th)
+{
+    __u64 p = th->outside_ns ? (th->outside_ns << 32) / period_ns : CERTAIN;
+
+    p = p > CERTAIN ? CERTAIN : p < CERTAIN / 64 ? CERTAIN / 64 : p;
+    return p >= CERTAIN || bpf_get_prandom_u32() < p ? p : 0;
+}
+
+/* ---- the stretches ----------------------------------------------------------- */
+
+enum { AT_SWITCH, IN_OWN_CONTEXT };
+
+/* The stretch that began at th->out_ns ends after d ns. Seen at its
+ * switch (`at` AT_SWITCH: task is stopped, its kernel stack the one it
+ * stopped with) or, when that switch went unseen, in task's own context:
+ * then only a stretch inside a system call still has its stack (the task
+ * has not left the call). */
+static __always_inline void end_stretch(struct pp_bpf_thread *th, struct task_struct *task,
+                                        __u64 d, int at)
+{
+    __u64 block, runq, w;
+    long k;
+
+    split(th, d, &block, &runq);
+    if (th->outside && !have_task_work()) {
+        w = d < period_ns ? d : period_ns;
+        th->outside_ns = th->outside_ns ? th->outside_ns - th->outside_ns / 8 + w / 8 : w;
+    }
+    if (th->open_p) {
+        send_end(task, scaled(block, th->open_p), scaled(runq, th->open_p));
+    } else if (th->outside && !have_task_work()) {
+        /* not captured as it began: the captured ones stand for it */
+    } else if (th->outside && at != AT_SWITCH) {
+        __sync_fetch_and_add(&missed_ns, d);    /* it ran since: its stack is gone */
+    } else if (d && sampled(d)) {
+        /* a sampled stretch weighs max(d, period), in its parts' shares */
+        if (d < period_ns) {
+            w = period_ns;
+            block = block * w / d;
+            runq = w - block;
+        }
+        if (!th->block_ns && !th->runq_ns) {
+            k = at == AT_SWITCH ? bpf_get_task_stack(task, th->kips, sizeof(th->kips), 0) : 0;
+            th->nkernel = k > 0 ? (__u32)((__u64)k / 8) : 0;
+            th->since_ns = th->out_ns;
+        }
+        th->block_ns += block;
+        th->runq_ns += runq;
+        if (th->outside)
+            capture_on_resume(task);
+    }
+    th->out_ns = 0;
+    th->open_p = 0;
+    th->outside = 0;
+}
+
+static __always_inline void switched_out(void *ctx, struct task_struct *prev, __u32 state)
+{
+    struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(prev);
+    struct pp_bpf_thread *th;
+    __u64 cpu, d;
+
+    if (prev->flags & PF_EXITING_FLAG)
+        return;                     /* its last switch */
+    if (!(th = thread_of(prev, 1)))
+        return;
+    cpu = cpu_of(prev);
+    if (th->out_ns) {
+        /* its last start went unseen: the stretch before it ends with what
+         * it did not run since */
+        d = off_since(bpf_ktime_get_ns(), th->out_ns, cpu, th->out_cpu);
+        count(PP_BPF_N_MISSED);
+        if (th->outside || th->open_p)
+            end_stretch(th, prev, d, IN_OWN_CONTEXT);
+        else
+            __sync_fetch_and_add(&missed_ns, d);    /* it left its call since */
+    }
+    count(PP_BPF_N_SWITCHES);
+    th->out_cpu = cpu;
+    th->wake_ns = 0;
+    th->state = state;
+    th->open_p = 0;
+    /* preempted in its own code, or blocked outside a system call (a page
+     * fault): no sys_exit comes before it runs its code again; orig_ax is
+     * the system call's number inside one, < 0 in an interrupt or
+     * exception */
+    th->outside = (long)BPF_CORE_READ(ur, orig_ax) < 0;
+    if (th->outside && !have_task_work() && (th->open_p = capture_chance(th)) &&
+        !capture_open(ctx, prev, state, 0))
+        th->open_p = 0;
+    /* the stretch begins when the thread is off the CPU: after a capture,
+     * whose time would otherwise weigh only on captured stretches (a bias
+     * the weights of rare captures would multiply) */
+    th->out_ns = bpf_ktime_get_ns();
+}
+
+static __always_inline void switched_in(struct task_struct *next, __u64 now)
+{
+    struct pp_bpf_thread *th = thread_of(next, 0);
+    struct pt_regs *ur;
+    __u64 cpu, d;
+
+    if (!th)
+        return;
+    cpu = cpu_of(next);
+    if (!th->out_ns && th->in_ns && (d = off_since(now, th->in_ns, cpu, th->in_cpu))) {
+        /* its last stop went unseen; it has not run since, so it is treated
+         * as if seen then (blocked: the wake-up says until when), except
+         * that an older kernel's capture as it stopped never happened */
+        count(PP_BPF_N_MISSED);
+        ur = (struct pt_regs *)bpf_task_pt_regs(next);
+        th->outside = (long)BPF_CORE_READ(ur, orig_ax) < 0;
+        if (th->outside && !have_task_work()) {
+            __sync_fetch_and_add(&missed_ns, d);
+        } else {
+            th->out_ns = now - d;
+            th->state = 1;
+        }
+    }
+    th->in_ns = now;
+    th->in_cpu = cpu;
+    if (th->out_ns)
+        end_stretch(th, next, now - th->out_ns, AT_SWITCH);
+}
+
+/* A thread seen running in its own context (a system call's end, a
+ * sample) while its stretch is open: the switch that ended it went unseen.
+ * Inside a system call it still is, and the call's end closes it. */
+static __always_inline void seen_running(struct task_struct *task, int at_sys_exit)
+{
+    struct pp_bpf_thread *th = thread_of(task, 0);
+    __u64 now, cpu;
+
+    if (!th || !th->out_ns || (!th->outside && !at_sys_exit))
+        return;
+    now = bpf_ktime_get_ns();
+    cpu = cpu_of(task);
+    count(PP_BPF_N_MISSED);
+    end_stretch(th, task, off_since(now, th->out_ns, cpu, th->out_cpu), IN_OWN_CONTEXT);
+    th->in_ns = now;
+    th->in_cpu = cpu;
+}
+
+static __always_inline void wall_sampled(struct task_struct *task)
+{
+    seen_running(task, 0);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(pp_on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+             unsigned int prev_state)
+{
+    switched_out(ctx, prev, prev_state);
+    switched_in(next, bpf_ktime_get_ns());
+    return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(pp_on_wakeup, struct task_struct *p)
+{
+    struct pp_bpf_thread *th = thread_of(p, 0);
+
+    if (th && th->out_ns && !th->wake_ns)
+        th->wake_ns = bpf_ktime_get_ns();
+    return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(pp_on_sys_exit, struct pt_regs *regs, long ret)
+{
+    struct task_struct *task = bpf_get_current_task_btf();
+
+    seen_running(task, 1);
+    capture_pending(task);
+    return 0;
+}
+
+/* Run by user space over a target's threads (a task iterator): at attach
+ * (iter_end 0), each thread blocked now is captured, its stretch open from
+ * now; at the end (iter_end 1), each stretch still open is closed now. */
+SEC("iter.s/task")
+int pp_iter_threads(struct bpf_iter__task *ctx)
+{
+    struct task_struct *task = ctx->task;
+    struct pp_bpf_thread *th;
+    struct pp_bpf_target *t;
+    __u64 now, d, block, runq;
+    __u32 tgid, state;
+    long k;
+
+    if (!task || (task->flags & PF_EXITING_FLAG))
+        return 0;
+    tgid = task->tgid;
+    if (!(t = bpf_map_lookup_elem(&targets, &tgid)))
+        return 0;
+    now = bpf_ktime_get_ns();
+    state = task->__state;
+    if (!iter_end) {
+        if (state == TASK_RUNNING_STATE || !(th = thread_of(task, 1)) || th->out_ns ||
+            !capture_open(ctx, task, state, 1))
+            return 0;               /* running, already seen to stop, or no room */
+        th->out_ns = now;
+        th->out_cpu = cpu_of(task);
+        th->wake_ns = 0;
+        th->state = state;
+        th->outside = 0;
+        th->open_p = CERTAIN;       /* its end record weighs it */
+        return 0;
+    }
+    if (!(th = thread_of(task, 0)) || !th->out_ns)
+        return 0;
+    d = now - th->out_ns;
+    split(th, d, &block, &runq);
+    if (th->open_p) {
+        send_end(task, scaled(block, th->open_p), scaled(runq, th->open_p));
+    } else if (!th->outside || have_task_work()) {
+        /* still off the CPU: captured now, for all of it (and what an
+         * earlier stretch of the same system call left waiting) */
+        if (!th->block_ns && !th->runq_ns) {
+            k = bpf_get_task_stack(task, th->kips, sizeof(th->kips), 0);
+            th->nkernel = k > 0 ? (__u32)((__u64)k / 8) : 0;
+            th->since_ns = th->out_ns;
+        }
+        th->block_ns += block;
+        th->runq_ns += runq;
+        capture_done(th, task, t, 1);
+    }
+    th->out_ns = 0;
+    th->open_p = 0;
+    return 0;
+}

@@ -1,0 +1,424 @@
+"""`perfpy record --idle` (sample mode's wall-clock profile): every thread
+of the program counted for its whole life, on and off the CPU, each
+sample weighted by time, and the reason for each wait at the leaf of its
+stack ([off-CPU: sleep], ... with the kernel's frames above it).
+
+Checked against what the programs measure of themselves, on every
+interpreter: the four-part program's split (crunch, sleep, pipe read,
+lock wait) within 2 points and each wait's reason on >= 90% of its
+samples; two CPU-bound threads' GIL waits, and --gil's one CPU; a sleeping
+socket server attached to. Negative twins: a mode that cannot record wall
+time, and no BPF privilege, are refused before the program runs.
+"""
+import json
+import os
+import re
+import subprocess
+import textwrap
+
+from support import PERFPY, interpreters, needs_perf, note, run
+from test_record import PROGRAMS, SAMPLER, RecordTest, record_as_nobody
+from test_report import JS, collapsed_counts, require_validators
+
+RATE = 399
+PARTS = ("crunch", "doze", "drain", "queue_wait")
+REASON = {"doze": "[off-CPU: sleep]", "drain": "[off-CPU: I/O]",
+          "queue_wait": "[off-CPU: lock]"}
+CPU_WAIT = "[off-CPU: waiting for a CPU]"
+# the kernel function each wait's stack must show (3.8-3.10's time.sleep
+# is select() on no fd)
+KERNEL = {"doze": r"(hrtimer_nanosleep|do_nanosleep|do_select|core_sys_select|"
+                  r"__x64_sys_select|poll_schedule_timeout)",
+          "drain": r"pipe_read", "queue_wait": r"futex_wait"}
+
+
+def in_function(stack, name):
+    return re.search(r"(^|;)%s \(" % re.escape(name), stack) is not None
+
+
+class WallClock(RecordTest):
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.exists(SAMPLER):
+            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+        if os.geteuid() != 0:
+            self.skipTest("wall-clock mode needs root (or CAP_BPF and CAP_PERFMON)")
+
+    def wall(self, py, out, program, extra=()):
+        p = self.record(["--idle", "-f", "collapsed", "-o", out] + list(extra),
+                        [py.path] + program)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        self.assertIn("wall clock", p.stderr)
+        return p
+
+    @needs_perf
+    def test_four_parts_within_two_points_with_their_reasons(self):
+        """wall_parts.py measures its own split with perf_counter: the
+        profile's time in each part within 2 points of it, and each wait's
+        reason on its stack in >= 90% of its time: the wait's marker or,
+        once woken, [off-CPU: waiting for a CPU]; with the kernel function
+        it waits in above it in >= 80% (a stretch whose end the kernel's
+        tracepoint did not report, about 0.3% of switches here, is captured
+        as its system call ends, without its kernel stack: the notes count
+        them). The marker alone holds >= 90% of each wait when the machine
+        let the program run (crunch got >= 90% of a CPU); on a busy one the
+        woken program's wait for a CPU grows, and that half is a counted
+        skip with the figures."""
+        for py in interpreters():
+            judged = False
+            with self.subTest(py=py.label):
+                out = self.out("parts-%s.txt" % py.label)
+                p = self.wall(py, out, [os.path.join(PROGRAMS, "wall_parts.py")])
+                own = json.loads(p.stdout.strip().splitlines()[-1])
+                free = own.pop("crunch_cpu") / own["crunch"]
+                stacks = collapsed_counts(out)
+                got = {k: sum(n for s, n in stacks.items() if in_function(s, k)) for k in PARTS}
+                total, truth = sum(got.values()), sum(own.values())
+                self.assertGreater(total, 0.8 * truth * RATE, "too few samples in the parts")
+                said = []
+                for k in PARTS:
+                    share, real = 100.0 * got[k] / total, 100.0 * own[k] / truth
+                    said.append("%s %.1f%% (own %.1f%%)" % (k, share, real))
+                    self.assertLess(abs(share - real), 2.0, "; ".join(said))
+                marked = {}
+                for k, marker in REASON.items():
+                    on = sum(n for s, n in stacks.items() if in_function(s, k) and
+                             (s.endswith(";" + marker) or s.endswith(";" + CPU_WAIT)))
+                    kernel = sum(n for s, n in stacks.items() if in_function(s, k) and
+                                 re.search(KERNEL[k], s) and
+                                 (s.endswith(";" + marker) or s.endswith(";" + CPU_WAIT)))
+                    marked[k] = sum(n for s, n in stacks.items() if in_function(s, k)
+                                    and s.endswith(";" + marker))
+                    said.append("%s: reason on the stack %.0f%% (its kernel function %.0f%%), "
+                                "its marker %.0f%%" % (k, 100.0 * on / got[k],
+                                                      100.0 * kernel / got[k],
+                                                      100.0 * marked[k] / got[k]))
+                    self.assertGreaterEqual(on * 100, got[k] * 90, "; ".join(said))
+                    self.assertGreaterEqual(kernel * 100, got[k] * 80, "; ".join(said))
+                missed = re.search(r"did not report (\d+) of the switches", p.stderr)
+                note("%s: --idle, wall_parts.py (crunch had %.0f%% of a CPU, %s switches "
+                     "unreported): %s" % (py.label, 100 * free, missed.group(1) if missed
+                                          else "no", "; ".join(said)))
+                self.assert_nothing_left()
+                judged = True
+            if not judged:
+                continue                # failed above: nothing to judge further
+            with self.subTest(py=py.label, judged="markers"):
+                if free < 0.9:
+                    self.skipTest("crunch had %.0f%% of a CPU: the markers are judged when "
+                                  "the program runs freely (%s)" % (100 * free, "; ".join(said)))
+                for k in REASON:
+                    self.assertGreaterEqual(marked[k] * 100, got[k] * 90, "; ".join(said))
+
+    @needs_perf
+    def test_gil_waits_are_labelled_and_gil_keeps_one_cpu(self):
+        """Two threads that only compute: their waits for the GIL are marked
+        [off-CPU: GIL] (>= 5% of each thread's samples, and no lock wait
+        in their stacks); with --gil, the samples of the threads that held
+        it add up to one CPU (0.8 to 1.2 of the time they ran). When the
+        program had about one CPU (>= 90%), each waits for the GIL in 25-75%
+        of its samples; on a busy machine much of that becomes waiting for
+        a CPU, and that half is a counted skip with the figures."""
+        seconds = 2.0
+        prog = [os.path.join(PROGRAMS, "gil_threads.py"), str(seconds)]
+        for py in interpreters():
+            judged = False
+            with self.subTest(py=py.label):
+                out = self.out("gil-%s.txt" % py.label)
+                p = self.wall(py, out, prog)
+                own = json.loads(p.stdout.strip().splitlines()[-1])
+                free = own["cpu"] / own["wall"]
+                stacks = collapsed_counts(out)
+                said, shares = [], []
+                for fn in ("spin_a", "spin_b"):
+                    mine = {s: n for s, n in stacks.items() if in_function(s, fn)}
+                    total = sum(mine.values())
+                    gil = sum(n for s, n in mine.items() if s.endswith(";[off-CPU: GIL]"))
+                    lock = sum(n for s, n in mine.items() if s.endswith(";[off-CPU: lock]"))
+                    shares.append(100.0 * gil / total)
+                    said.append("%s: GIL wait %.0f%% of %d (lock %d)"
+                                % (fn, shares[-1], total, lock))
+                    self.assertGreater(total, 0.8 * seconds * RATE, "; ".join(said))
+                    self.assertGreaterEqual(shares[-1], 5, "; ".join(said))
+                    self.assertLessEqual(lock * 100, total, "; ".join(said))
+                held = self.out("held-%s.txt" % py.label)
+                p = self.wall(py, held, prog, ["--gil"])
+                self.assertIn("--gil:", p.stderr)
+                both = sum(n for s, n in collapsed_counts(held).items()
+                           if in_function(s, "spin_a") or in_function(s, "spin_b"))
+                cpus = both / (seconds * RATE)
+                said.append("--gil: %d samples, %.2f CPUs" % (both, cpus))
+                note("%s (the program had %.2f CPUs): %s" % (py.label, free, "; ".join(said)))
+                self.assertTrue(0.8 <= cpus <= 1.2, "; ".join(said))
+                judged = True
+            if not judged:
+                continue                # failed above: nothing to judge further
+            with self.subTest(py=py.label, judged="GIL share"):
+                if free < 0.9:
+                    self.skipTest("the program had %.2f CPUs: the GIL share is judged when it "
+                                  "runs freely (%s)" % (free, "; ".join(said)))
+                for share in shares:
+                    self.assertTrue(25 <= share <= 75, "; ".join(said))
+
+    @needs_perf
+    def test_attach_to_a_sleeping_server_shows_where_it_waits(self):
+        """-p PID -d 3 on a server with one thread in accept() and the main
+        thread in time.sleep, both blocked before perfpy attached and after
+        it ends: >= 80% of the samples in serve's accept ([off-CPU: I/O]
+        under inet_csk_accept) or nap's sleep ([off-CPU: sleep]), each
+        thread about 3 s of it."""
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                env = {k: v for k, v in os.environ.items()
+                       if not k.startswith(("PERFPY", "PYTHON"))}
+                server = subprocess.Popen([py.path, os.path.join(PROGRAMS, "sleepy_server.py"),
+                                           "60"], stdout=subprocess.PIPE,
+                                          universal_newlines=True, env=env)
+                try:
+                    pid = int(server.stdout.readline().split()[0])
+                    out = self.out("server-%s.txt" % py.label)
+                    p = run([PERFPY, "record", "--idle", "-p", str(pid), "-d", "3", "-f",
+                             "collapsed", "-o", out])
+                    self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                    self.assertIsNone(server.poll(), "the server ended while attached")
+                finally:
+                    server.kill()
+                    server.wait(timeout=60)
+                stacks = collapsed_counts(out)
+                total = sum(stacks.values())
+                accept = sum(n for s, n in stacks.items() if in_function(s, "serve")
+                             and s.endswith(";[off-CPU: I/O]") and "inet_csk_accept" in s)
+                sleep = sum(n for s, n in stacks.items() if in_function(s, "nap")
+                            and s.endswith(";[off-CPU: sleep]"))
+                note("%s: attached 3 s to a sleeping server: %d samples, accept %d, sleep %d"
+                     % (py.label, total, accept, sleep))
+                self.assertGreaterEqual((accept + sleep) * 100, total * 80, stacks)
+                for n in (accept, sleep):
+                    self.assertTrue(0.8 * 3 * RATE <= n <= 1.2 * 3 * RATE, stacks)
+
+
+    @needs_perf
+    def test_every_format_carries_wall_time(self):
+        """A program that computes 0.2 s, sleeps 1 s, computes 0.1 s, in one
+        thread: its whole life is in each format, as time. Collapsed counts
+        samples of the stated period (1.3 s at 399 Hz, within 15%: its
+        start-up is in it too, and its code loading), the summary states the
+        period, pprof says wall/nanoseconds and holds that many ns,
+        speedscope validates. (Its last work outlives the capture of its
+        sleep, whose names are read from the process: a process gone before
+        user space reads its last stack keeps its native and kernel frames
+        only, counted in the notes.) (Mutation: the profile left as CPU
+        time (p->value) -> red: pprof cpu/nanoseconds, the summary without
+        its period.)"""
+        prog = self.write("nap.py", textwrap.dedent("""\
+            import time
+            t0 = time.perf_counter()
+            def burn(seconds):
+                end = time.perf_counter() + seconds
+                while time.perf_counter() < end:
+                    pass
+            def nap():
+                time.sleep(1.0)
+            burn(0.2)
+            nap()
+            burn(0.1)
+            print("wall", time.perf_counter() - t0)
+            """))
+        py = interpreters()[-1]
+        require_validators(self)
+        outs = {}
+        own = {}
+        for fmt, name in (("collapsed", "w.txt"), ("pprof", "w.pb.gz"),
+                          ("speedscope", "w.speedscope.json")):
+            outs[fmt] = self.out(name)
+            p = self.wall(py, outs[fmt], [prog], ["-f", fmt])
+            self.assertIn("samples of 2.51 ms (wall-clock)", p.stderr)
+            own[fmt] = float(re.search(r"^wall ([\d.]+)$", p.stdout, re.M).group(1))
+        stacks = collapsed_counts(outs["collapsed"])
+        total, asleep = sum(stacks.values()), sum(n for s, n in stacks.items()
+                                                  if s.endswith(";[off-CPU: sleep]"))
+        d = run(["node", os.path.join(JS, "decode-pprof.js"), outs["pprof"],
+                 "--expect-function", "burn"], timeout=120)
+        self.assertEqual(d.returncode, 0, d.stdout + d.stderr)
+        pprof = json.loads(d.stdout)
+        v = run(["node", os.path.join(JS, "validate-speedscope.js"), outs["speedscope"],
+                 "--expect-frame", "burn"], timeout=120)
+        note("%s: --idle, 0.2 s of work, 1 s asleep, 0.1 s of work (%.2f s by its own "
+             "clock): collapsed %d periods (%d asleep), pprof %s %.3f s" % (
+                 py.label, own["collapsed"], total, asleep, pprof["sampleTypes"],
+                 pprof["cpu"] / 1e9))
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+        self.assertEqual(pprof["sampleTypes"], ["samples/count", "wall/nanoseconds"])
+        # its life: its own clock's time and its start-up and exit (< 0.3 s)
+        self.assertTrue(own["collapsed"] * RATE <= total * 1.05 <=
+                        (own["collapsed"] + 0.3) * RATE * 1.1, stacks)
+        self.assertTrue(0.9 * RATE <= asleep <= 1.1 * RATE, stacks)
+        self.assertTrue(own["pprof"] * 1e9 <= pprof["cpu"] * 1.05 <=
+                        (own["pprof"] + 0.3) * 1e9 * 1.1, pprof)
+
+    @needs_perf
+    def test_children_are_followed(self):
+        """A parent that forks a child which sleeps 0.8 s while the parent
+        waits for it: each process under its own root with its wait, about
+        its time ([off-CPU: sleep] in the child, [off-CPU: other], wait4, in
+        the parent). A child gone before user space reads its stack has its
+        code objects named from its parent's memory (the same at the fork),
+        noted; a process gone with its parent loses its Python names, and
+        the notes count them."""
+        prog = self.write("family.py", textwrap.dedent("""\
+            import os, time
+            def child_nap():
+                time.sleep(0.8)
+            def parent_wait(pid):
+                os.waitpid(pid, 0)
+            pid = os.fork()
+            if pid == 0:
+                child_nap()
+                os._exit(0)
+            parent_wait(pid)
+            time.sleep(0.2)
+            """))
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                out = self.out("family-%s.txt" % py.label)
+                p = self.wall(py, out, [prog])
+                self.assertIn("followed 1 child process", p.stderr)
+                stacks = collapsed_counts(out)
+                by_root = {}
+                for s, n in stacks.items():
+                    root, _, rest = s.partition(";")
+                    if "wait4" in rest or "nanosleep" in rest or "select" in rest:
+                        key = (root, s.rsplit(";", 1)[1])
+                        by_root[key] = by_root.get(key, 0) + n
+                child = {k: n for k, n in by_root.items() if k[1] == "[off-CPU: sleep]"}
+                parent = {k: n for k, n in by_root.items() if k[1] == "[off-CPU: other]"}
+                named = sum(n for s, n in stacks.items() if in_function(s, "child_nap"))
+                note("%s: --idle, a child asleep 0.8 s while its parent waits: %s; %d periods "
+                     "of the child named child_nap" % (py.label, sorted(by_root.items()), named))
+                self.assertEqual(len(child), 2, by_root)     # its sleep, the parent's at the end
+                self.assertEqual(len(parent), 1, by_root)
+                self.assertTrue(any(0.9 * 0.8 * RATE <= n <= 1.1 * 0.8 * RATE
+                                    for n in child.values()), by_root)
+                self.assertTrue(0.9 * 0.8 * RATE <= sum(parent.values()) <= 1.2 * 0.8 * RATE,
+                                by_root)
+                roots = {k[0] for k in by_root}
+                self.assertEqual(len(roots), 2, roots)
+
+    @needs_perf
+    def test_a_root_per_thread_named_as_threading_named_it(self):
+        """--idle --threads: threads that only wait, named "alpha" and "beta"
+        by threading, each under a root with that name and its tid (read
+        from the process's threading._active on 3.8-3.13, whose threads
+        carry the process's name; 3.14+ name them in the system too), about
+        the time they lived. (Mutation: no naming -> red: python3.x roots.)"""
+        prog = self.write("named.py", textwrap.dedent("""\
+            import threading, time
+            def wait_here(seconds):
+                time.sleep(seconds)
+            ts = [threading.Thread(target=wait_here, args=(0.6,), name=n)
+                  for n in ("alpha", "beta")]
+            [t.start() for t in ts]
+            [t.join() for t in ts]
+            time.sleep(0.1)
+            """))
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                out = self.out("named-%s.txt" % py.label)
+                self.wall(py, out, [prog], ["--threads"])
+                roots = {}
+                for s, n in collapsed_counts(out).items():
+                    root = re.sub(r" \(tid \d+\)$", "", s.split(";")[0])
+                    roots[root] = roots.get(root, 0) + n
+                note("%s: --idle --threads: %s" % (py.label, sorted(roots.items())))
+                for name in ("alpha", "beta"):
+                    self.assertIn(name, roots, roots)
+                    self.assertTrue(0.9 * 0.6 * RATE <= roots[name] <= 1.2 * 0.6 * RATE, roots)
+                self.assertIn("MainThread", roots, roots)
+
+    @needs_perf
+    def test_stacks_the_ring_buffer_lost_are_counted_and_shown(self):
+        """Two threads passing the GIL, recorded at 1999 Hz into a ring
+        buffer of 256 KiB (room for two stacks between two reads): stacks
+        off the CPU are lost, and the summary's lost events and the note
+        say how many. The twin, the default ring: none lost."""
+        py = interpreters()[-1]
+        prog = [os.path.join(PROGRAMS, "gil_threads.py"), "1"]
+        for ring, lossy in (("262144", True), (None, False)):
+            with self.subTest(ring=ring or "default"):
+                out = self.out("ring-%s.txt" % ring)
+                p = self.record(["--idle", "-r", "1999", "-f", "collapsed", "-o", out],
+                                [py.path] + prog, env={"PERFPY_SAMPLE_RING_BYTES": ring})
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                lost = int(re.search(r"samples of [\d.]+ ms \(wall-clock\), (\d+) lost events",
+                                     p.stderr).group(1))
+                note("%s: ring %s: %d lost events; %s" % (
+                    py.label, ring or "default", lost, "; ".join(
+                        l for l in p.stderr.splitlines() if "wall clock:" in l)))
+                samples = re.search(r"(\d+) samples lost \(the ring buffer was full\)", p.stderr)
+                wall = re.search(r"wall clock: lost (\d+) stacks off the CPU and (\d+) ends of "
+                                 r"one \(the ring buffer was full\), (\d+) stacks whose end "
+                                 r"never came, (\d+) threads", p.stderr)
+                said = (int(samples.group(1)) if samples else 0) + \
+                    (sum(int(x) for x in wall.groups()) if wall else 0)
+                self.assertEqual(lost, said, p.stderr[-2000:])    # the summary counts them all
+                if lossy:
+                    self.assertTrue(wall and int(wall.group(1)) > 0, p.stderr[-2000:])
+                else:
+                    self.assertEqual(lost, 0, p.stderr[-2000:])
+                    self.assertIsNone(wall, p.stderr[-2000:])
+
+
+class WallClockRefused(RecordTest):
+    """What cannot record wall time says so before the program runs."""
+
+    def test_a_mode_that_cannot_is_a_usage_error_before_the_program_runs(self):
+        py = interpreters()[-1]
+        ran = self.out("ran")
+        for mode in ("perf", "jit"):
+            for opt in ("--idle", "--wall", "--gil"):
+                with self.subTest(mode=mode, opt=opt):
+                    p = self.record(["--mode", mode, opt, "-o", self.out("x.txt")],
+                                    [py.path, "-c", "open(%r, 'w')" % ran])
+                    self.assertEqual(p.returncode, 2, p.stderr)
+                    self.assertIn("needs --mode sample", p.stderr)
+                    self.assertFalse(os.path.exists(ran))
+                    self.assertFalse(os.path.exists(self.out("x.txt")))
+
+    def test_the_whole_host_is_refused_before_anything_runs(self):
+        """-a follows every process by a CPU's samples, not the scheduler's
+        events of one program: --idle and --gil with it are usage errors,
+        nothing recorded (the twin: test_auto_picks_sample_mode records)."""
+        for opt in ("--idle", "--gil"):
+            with self.subTest(opt=opt):
+                out = self.out("host%s.txt" % opt)
+                p = run([PERFPY, "record", "-a", opt, "-d", "1", "-o", out])
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("not the whole host: leave -a out", p.stderr)
+                self.assertFalse(os.path.exists(out))
+
+    @needs_perf
+    def test_auto_picks_sample_mode(self):
+        """The positive twin: --idle with --mode auto (the default) records."""
+        if not os.path.exists(SAMPLER) or os.geteuid() != 0:
+            self.skipTest("wall-clock mode needs sample mode built and root")
+        py = interpreters()[-1]
+        out = self.out("auto.txt")
+        p = self.record(["--idle", "-f", "collapsed", "-o", out],
+                        [py.path, "-c", "import time; time.sleep(0.3)"])
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertIn("in sample mode (BPF, wall clock", p.stderr)
+        self.assertTrue(any(s.endswith(";[off-CPU: sleep]") for s in collapsed_counts(out)))
+
+    def test_without_privileges_one_message_and_nothing_run(self):
+        if not os.path.exists(SAMPLER):
+            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+        out = self.out("denied.txt")
+        p = record_as_nobody(self, ["--idle", "-f", "collapsed", "-o", out])
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("needs root, or the capabilities CAP_BPF and CAP_PERFMON", p.stderr)
+        self.assertIn("wall-clock", p.stderr)
+        self.assertNotIn("--mode perf or --mode jit", p.stderr)
+        self.assertEqual(p.stderr.count("perfpy:"), 1, p.stderr)
+        self.assertNotIn("ran", p.stdout)
+        self.assertFalse(os.path.exists(out))
