@@ -143,7 +143,9 @@ class Deadlock(DumpTest):
                 with self.subTest(py=py.label, mode=mode):
                     status = os.path.join(self.tmp, "status-%s-%s" % (py.label, mode))
                     target = self.start([py.path, DEADLOCK, status])
-                    before, state = self.status(status)
+                    # past its first sleep: the two threads, just through the
+                    # barrier when it first writes, are in their waits by then
+                    before, state = self.status(status, after=0)
                     p, doc = self.dump(target.pid, *mode_args(mode))
                     self.assertEqual(p.returncode, 0, p.stderr)
                     self.assertEqual(p.stderr, "")
@@ -170,7 +172,7 @@ class Deadlock(DumpTest):
         py = interpreters()[-1]
         status = os.path.join(self.tmp, "status")
         target = self.start([py.path, DEADLOCK, status])
-        self.status(status)
+        self.status(status, after=0)
         p = run([PERFPY, "dump", str(target.pid)])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stdout, r"(?m)^Process %d: " % target.pid)
