@@ -91,6 +91,7 @@ typedef struct pp_thread {
     int name_set;                  /* pp_profile_thread_name: comms no longer rename it */
     uint64_t first_ns, last_ns;    /* its first and last sample (perf clock; 0 unknown) */
     uint64_t samples;
+    uint32_t last_marker;          /* its latest marker's index + 1; 0: none */
 } pp_thread;
 
 /* One record of the sample log: 16 bytes. A weight above UINT32_MAX is
@@ -280,6 +281,14 @@ static inline uint64_t pp_rec_time_ns(const pp_profile *p, const pp_sample_rec *
  * 0, or -ENOMEM/-EINVAL. */
 int pp_profile_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint64_t start_ns,
                       uint64_t end_ns, const char *name, size_t len);
+/* The same for a span that may continue the thread's latest marker: a
+ * wait may come as several samples (a recorder that samples it tick by
+ * tick), and a timeline wants one marker per wait. When the thread's latest marker
+ * has this kind and name and ends no more than join_ns before start_ns, it
+ * is stretched to end_ns; else a marker is added. 0, or -ENOMEM/-EINVAL. */
+int pp_profile_marker_span(pp_profile *p, uint32_t thread, pp_marker_kind kind,
+                           uint64_t start_ns, uint64_t end_ns, const char *name,
+                           uint64_t join_ns);
 
 /* Moves src's threads, markers and sample log to dst (a profile made from src's
  * stacks), each record's stack index through stack_map (src stack ->

@@ -234,8 +234,25 @@ int pp_profile_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint6
     m->end_ns = end_ns;
     m->thread = thread;
     m->kind = kind;
-    p->nmarkers++;
+    p->threads[thread].last_marker = (uint32_t)++p->nmarkers;
     return 0;
+}
+
+int pp_profile_marker_span(pp_profile *p, uint32_t thread, pp_marker_kind kind,
+                           uint64_t start_ns, uint64_t end_ns, const char *name,
+                           uint64_t join_ns)
+{
+    pp_marker *m;
+
+    if (thread >= p->nthreads || end_ns < start_ns || !name)
+        return -EINVAL;
+    m = p->threads[thread].last_marker ? &p->markers[p->threads[thread].last_marker - 1] : NULL;
+    if (m && m->kind == kind && strcmp(m->name, name) == 0 && m->end_ns <= end_ns &&
+        start_ns <= m->end_ns + join_ns) {
+        m->end_ns = end_ns;
+        return 0;
+    }
+    return pp_profile_marker(p, thread, kind, start_ns, end_ns, name, strlen(name));
 }
 
 /* ---- moving the log to a rebuilt profile -------------------------------- */

@@ -399,6 +399,22 @@ static int fold_frames(pp_folder *f, const pp_script_sample *s, size_t from, siz
     return any;
 }
 
+/* A wall-clock sample off the CPU is also a marker on its thread's
+ * timeline, from when the wait began to the sample, named for its reason:
+ * a wait sampled tick by tick joins its thread's marker of that reason
+ * (a tick apart at most), so one wait is one marker. */
+static int wait_marker(pp_folder *f, const pp_script_sample *s, uint32_t thread)
+{
+    uint64_t w = s->weight_ns ? s->weight_ns : s->period;
+
+    if (s->wait <= 0 || s->wait >= PP_WAIT_N || !s->time_ns)
+        return 0;
+    return pp_profile_marker_span(f->p, thread, s->wait == PP_WAIT_GIL ? PP_MARKER_GIL
+                                                                       : PP_MARKER_WAIT,
+                                  s->time_ns > w ? s->time_ns - w : 0, s->time_ns,
+                                  pp_wait_marker(s->wait), f->p->period_ns);
+}
+
 int pp_fold_sample(void *folder, const pp_script_sample *s)
 {
     pp_folder *f = folder;
@@ -452,7 +468,9 @@ int pp_fold_sample(void *folder, const pp_script_sample *s)
     }
     id = pp_profile_sample(f->p, f->ids, nids, (uint32_t)thread, s->time_ns,
                            s->weight_ns ? s->weight_ns : s->period);
-    return id < 0 ? (int)id : 0;
+    if (id < 0)
+        return (int)id;
+    return wait_marker(f, s, (uint32_t)thread);
 }
 
 int pp_fold_close(pp_folder *f)

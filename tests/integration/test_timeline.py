@@ -267,3 +267,76 @@ class Timelines(RecordTest):
         if os.geteuid() != 0:
             self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
         self.run_phases(["--mode", "sample"], "sample mode")
+
+
+class WaitMarkers(RecordTest):
+    """A wall-clock profile (--idle) in the Firefox Profiler's format: each
+    wait of wall_parts.py a marker on its thread's track named for its
+    reason (sleep, I/O, lock), about one per wait, the sleeps' markers
+    lasting what the program slept; gil_threads.py's two compute-bound
+    threads' GIL waits markers of the GIL category on their own tracks."""
+
+    @needs_perf
+    def test_each_wait_is_a_marker_named_for_its_reason(self):
+        require_validators(self, chromium=False)
+        if not os.path.exists(SAMPLER):
+            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+        if os.geteuid() != 0:
+            self.skipTest("wall-clock mode needs root (or CAP_BPF and CAP_PERFMON)")
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                out = self.out("waits-%s.firefox.json" % py.label)
+                p = self.record(["--idle", "-f", "firefox", "-o", out],
+                                [py.path, os.path.join(PROGRAMS, "wall_parts.py")])
+                self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+                v = run(["node", os.path.join(JS, "check-firefox.js"), out])
+                self.assertEqual(v.returncode, 0, v.stderr + v.stdout[-2000:])
+                with open(out) as f:
+                    d = json.load(f)
+                strings = d["shared"]["stringArray"]
+                main = [t for t in d["threads"] if t["isMainThread"]][0]
+                m = main["markers"]
+                spans = {}
+                for i in range(m["length"]):
+                    name = strings[m["name"][i]]
+                    if name.startswith("[off-CPU"):
+                        spans.setdefault(name, []).append(m["endTime"][i] - m["startTime"][i])
+                note("%s: main thread's wait markers %s" % (py.label, ", ".join(
+                    "%s %d (%.0f ms)" % (k, len(v), sum(v)) for k, v in sorted(spans.items()))))
+                # 12 rounds: each a sleep, a pipe read and a lock wait; a wait
+                # is one marker (two where the machine preempted it between;
+                # one fewer where the recorder missed a switch's end, as
+                # test_wall's notes count)
+                for name in ("[off-CPU: sleep]", "[off-CPU: I/O]", "[off-CPU: lock]"):
+                    self.assertIn(name, spans, sorted(spans))
+                    self.assertGreaterEqual(len(spans[name]), 10, (name, len(spans[name])))
+                    self.assertLessEqual(len(spans[name]), 24, (name, len(spans[name])))
+                # the sleeps' markers last what the program slept (12 x 40 ms),
+                # no more
+                slept = sum(spans["[off-CPU: sleep]"])
+                self.assertGreater(slept, 0.8 * 12 * 40, slept)
+                self.assertLess(slept, 1.1 * 12 * 40 + 5, slept)
+                # two threads that only compute: their GIL waits are markers
+                # of the GIL category on their own tracks
+                out = self.out("gil-%s.firefox.json" % py.label)
+                p = self.record(["--idle", "-f", "firefox", "-o", out],
+                                [py.path, os.path.join(PROGRAMS, "gil_threads.py"), "1"])
+                self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+                with open(out) as f:
+                    d = json.load(f)
+                strings = d["shared"]["stringArray"]
+                gil_cat = [c["name"] for c in d["meta"]["categories"]].index("GIL")
+                per_thread = []
+                for t in d["threads"]:
+                    m = t["markers"]
+                    gil = [m["endTime"][i] - m["startTime"][i] for i in range(m["length"])
+                           if strings[m["name"][i]] == "[off-CPU: GIL]"]
+                    self.assertTrue(all(m["category"][i] == gil_cat for i in range(m["length"])
+                                        if strings[m["name"][i]] == "[off-CPU: GIL]"))
+                    if not t["isMainThread"]:
+                        per_thread.append((len(gil), sum(gil)))
+                note("%s: gil_threads.py's threads' GIL markers (count, ms): %s"
+                     % (py.label, per_thread))
+                self.assertEqual(len(per_thread), 2, per_thread)
+                for n, ms in per_thread:
+                    self.assertGreater(n, 0, per_thread)

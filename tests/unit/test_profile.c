@@ -272,6 +272,36 @@ TEST(profile_thread_names_bounded)
     pp_profile_free(&p);
 }
 
+/* A wait sampled tick by tick is one marker on its thread; another reason,
+ * another thread, or a gap longer than join_ns starts a new one. */
+TEST(profile_marker_spans_join_a_threads_ticks)
+{
+    pp_profile p;
+    const uint64_t ms = 1000000;
+
+    ASSERT_OK(pp_profile_init(&p));
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, "a", 1), 0);
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 2, "b", 1), 1);
+    for (uint64_t t = 0; t < 10; t++)                 /* 10 ticks of one sleep */
+        ASSERT_OK(pp_profile_marker_span(&p, 0, PP_MARKER_WAIT, t * ms, (t + 1) * ms,
+                                         "[off-CPU: sleep]", 2 * ms));
+    ASSERT_OK(pp_profile_marker_span(&p, 1, PP_MARKER_WAIT, 3 * ms, 4 * ms,
+                                     "[off-CPU: sleep]", 2 * ms));   /* another thread */
+    ASSERT_OK(pp_profile_marker_span(&p, 0, PP_MARKER_GIL, 10 * ms, 11 * ms,
+                                     "[off-CPU: GIL]", 2 * ms));     /* another reason */
+    ASSERT_OK(pp_profile_marker_span(&p, 0, PP_MARKER_GIL, 20 * ms, 21 * ms,
+                                     "[off-CPU: GIL]", 2 * ms));     /* after a gap */
+    ASSERT_EQ_UINT(p.nmarkers, 4);
+    ASSERT_EQ_UINT(p.markers[0].start_ns, 0);
+    ASSERT_EQ_UINT(p.markers[0].end_ns, 10 * ms);
+    ASSERT_EQ_UINT(p.markers[1].thread, 1);
+    ASSERT_EQ_UINT(p.markers[2].end_ns, 11 * ms);
+    ASSERT_EQ_UINT(p.markers[3].start_ns, 20 * ms);
+    ASSERT_EQ_INT(pp_profile_marker_span(&p, 2, PP_MARKER_WAIT, 0, 1, "x", 0), -EINVAL);
+    ASSERT_EQ_INT(pp_profile_marker_span(&p, 0, PP_MARKER_WAIT, 2, 1, "x", 0), -EINVAL);
+    pp_profile_free(&p);
+}
+
 TEST(profile_take_samples_remaps_every_record)
 {
     pp_profile src, dst;
