@@ -133,6 +133,33 @@ static void take_regs(pp_dump *d, pp_dump_thread *t, const struct user_regs_stru
     t->native = 1;
 }
 
+/* Which thread holds the GIL, read while every thread is stopped: the GIL
+ * state's `locked` and `last_holder` (the PyThreadState that took it
+ * last), py-spy's --gil test. Left unknown (-1) without those offsets (a
+ * free-threaded build has no GIL). */
+static void gil_holder(pp_dump *d)
+{
+    const pp_py_offsets *o = &d->layout.off;
+    uint64_t gil = 0, holder = 0;
+    int32_t locked = 0;
+
+    if (o->gil_locked < 0 || o->gil_last_holder < 0)
+        return;
+    if (o->gil_runtime >= 0)
+        gil = d->runtime + (uint64_t)o->gil_runtime;
+    else if (o->gil_interp < 0 ||
+             pp_pyread_peek(d->pid, d->interp + (uint64_t)o->gil_interp, &gil, sizeof(gil)) != 0)
+        return;
+    if (!gil || pp_pyread_peek(d->pid, gil + (uint64_t)o->gil_locked, &locked,
+                               sizeof(locked)) != 0 ||
+        pp_pyread_peek(d->pid, gil + (uint64_t)o->gil_last_holder, &holder,
+                       sizeof(holder)) != 0)
+        return;
+    for (size_t i = 0; i < d->nthreads; i++)
+        d->threads[i].gil = locked && holder && d->threads[i].python &&
+                            d->threads[i].py.tstate == holder;
+}
+
 /* Every thread's Python frames (and locals), matched by tid, else by its
  * pthread_self() (fs_base on x86_64). */
 static int python_frames(pp_dump *d, const pp_dump_opts *o, const uint64_t *fsbase)
@@ -158,6 +185,8 @@ static int python_frames(pp_dump *d, const pp_dump_opts *o, const uint64_t *fsba
         }
 out:
     free(th);
+    if (n > 0 && !rc)
+        gil_holder(d);
     return n == -ESRCH ? -ESRCH : rc;
 }
 

@@ -127,6 +127,9 @@ class Deadlock(DumpTest):
                 self.assertTrue(native, (label, t["frames"]))
             else:
                 self.assertEqual(native, [], (label, t["frames"]))
+        # all three wait: none holds the GIL (known: False, not None)
+        self.assertEqual([t["gil"] for t in proc["threads"]], [False] * len(proc["threads"]),
+                         label)
         main = names["MainThread"]
         # time.sleep: select() before 3.11 (glibc makes it pselect6), then clock_nanosleep
         sleep_calls = ("pselect6",) if py.version_info < (3, 11) else ("clock_nanosleep",)
@@ -216,6 +219,34 @@ class Deadlock(DumpTest):
                 self.assertEqual(loc["stamps"], {"name": "stamps", "type": "list"})
                 self.assertRegex(loc["count"]["value"], r"^\d+$")
                 self.assertEqual(loc["status"]["value"], repr(status))
+                target.kill()
+                target.wait()
+
+
+class Gil(DumpTest):
+
+    def test_the_busy_main_thread_holds_the_gil(self):
+        """top_target.py's main thread computes without a pause, its other
+        thread sleeps: in some of five dumps the main thread holds the GIL,
+        in none the sleeper."""
+        target_py = os.path.join(PROGRAMS, "top_target.py")
+        for py in interpreters():
+            with self.subTest(py=py.label):
+                status = os.path.join(self.tmp, "gil-" + py.label)
+                target = self.start([py.path, target_py, status])
+                end = time.monotonic() + 10
+                while not os.path.exists(status) and time.monotonic() < end:
+                    time.sleep(0.05)
+                held = []
+                for _ in range(5):
+                    p, doc = self.dump(target.pid)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    names = threads_by_name(doc["processes"][0])
+                    self.assertIs(names["napper"]["gil"], False)
+                    held.append(names["MainThread"]["gil"])
+                self.assertIn(True, held, held)
+                note("%s: the main thread held the GIL in %d of 5 dumps" % (py.label,
+                                                                          held.count(True)))
                 target.kill()
                 target.wait()
 
