@@ -138,7 +138,8 @@ $(BUILD)/bpf/vmlinux.h:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.new && mv $@.new $@
 
 $(BUILD)/bpf/sample.bpf.o: src/sample/sample.bpf.c src/sample/async.bpf.c src/sample/wall.bpf.c \
-                        src/sample/collect_bpf.h $(BUILD)/bpf/vmlinux.h
+                        src/sample/collect_bpf.h src/sample/codename.bpf.h src/sample/codename_bpf.h \
+                        $(BUILD)/bpf/vmlinux.h
 	clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -Isrc/sample -c $< -o $@
 
 $(BUILD)/bpf/sample.skel.h: $(BUILD)/bpf/sample.bpf.o
@@ -156,7 +157,7 @@ $(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/
                             $(BUILD)/obj/sample/pystack.c.o $(BUILD)/obj/sample/pylayout.c.o \
                             $(BUILD)/obj/sample/pyobj.c.o $(BUILD)/obj/sample/dump.c.o \
                             $(BUILD)/obj/sample/dump_ptrace.c.o \
-                            $(BUILD)/obj/sample/pyasync.c.o
+                            $(BUILD)/obj/sample/pyasync.c.o $(BUILD)/obj/sample/codename.c.o
 	rm -f $@ && ar rcs $@ $^
 
 $(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(PIPELINE_LIBS)
@@ -221,7 +222,7 @@ $(BUILD)/obj/tests/unit/unwind_target.c.o: ALL_CFLAGS += -fomit-frame-pointer \
     -fno-optimize-sibling-calls -fasynchronous-unwind-tables
 $(BUILD)/obj/tests/unit/test_unwind.c.o $(BUILD)/obj/tests/unit/test_pyread.c.o \
     $(BUILD)/obj/tests/unit/test_pylayout.c.o $(BUILD)/obj/tests/unit/test_pyobj.c.o \
-    $(BUILD)/obj/tests/unit/test_pyasync.c.o: \
+    $(BUILD)/obj/tests/unit/test_pyasync.c.o $(BUILD)/obj/tests/unit/test_codename.c.o: \
     ALL_CFLAGS += $(if $(PP_UNWIND),-DPP_UNWIND=1)
 
 $(BUILD)/obj/tests/unit/test_collect.c.o: ALL_CFLAGS += $(if $(PP_BPF),-DPP_BPF=1)

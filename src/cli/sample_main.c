@@ -66,6 +66,7 @@
 #include "top_view.h"
 #include "report/fold.h"
 #include "report/report.h"
+#include "sample/codename.h"
 #include "sample/collect.h"
 #include "sample/kallsyms.h"
 #include "sample/maps.h"
@@ -469,6 +470,26 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
     }
 }
 
+/* The BPF program's copy of a code object it sampled first (codename.h):
+ * named from it, before the sample that needs it. A process with no
+ * layout here yet is left to be read as before. */
+static void on_code(const struct pp_bpf_code *r, size_t len, void *ctx)
+{
+    state *st = ctx;
+
+    if (len < sizeof(*r))
+        return;
+    for (size_t i = 0; i < st->nprocs; i++) {
+        const proc *p = &st->procs[i];
+
+        if (p->pid != (pid_t)r->key.pid)
+            continue;
+        if (p->runtime)
+            pp_codename_take(st->codes, r, len, &p->layout.off, p->have_types ? &p->types : NULL);
+        break;
+    }
+}
+
 /* A process whose Python is not read: why, on stderr, once per reason. */
 #define HOST_LISTED 20              /* -a: refused processes listed, then counted */
 
@@ -783,8 +804,9 @@ static void notes(const state *st, pp_collector *c)
                 (unsigned long long)st->seen, (unsigned long long)st->sampled);
     if (cs.freed)
         fprintf(stderr, "perfpy: %llu code objects were freed before they could be named: "
-                "their frames are [unknown] (%llu named)\n", (unsigned long long)cs.freed,
-                (unsigned long long)cs.named);
+                "their frames are [unknown] (%llu named; %llu copies of names did not fit "
+                "in their ring)\n", (unsigned long long)cs.freed,
+                (unsigned long long)cs.named, (unsigned long long)pp_collect_code_lost(c));
     if (pp_collect_lost(c))
         fprintf(stderr, "perfpy: %llu samples lost (the ring buffer was full)\n",
                 (unsigned long long)pp_collect_lost(c));
@@ -1125,6 +1147,7 @@ static int open_all(state *st, long rate)
         fprintf(stderr, "perfpy: out of memory\n");
         return PP_EXIT_FAIL;
     }
+    pp_collect_on_code(st->c, on_code, st);
     st->have_ks = pp_kallsyms_load(&st->ks) == 0;
     if (st->have_ks && !pp_kallsyms_usable(&st->ks)) {
         pp_kallsyms_free(&st->ks);      /* addresses hidden: it names nothing */

@@ -20,6 +20,7 @@
  * and a stream of short processes (0.1 to 0.8 points).
  */
 #include "collect.h"
+#include "codename.h"
 #include "sample.skel.h"
 
 #include <bpf/bpf.h>
@@ -50,6 +51,9 @@ struct pp_collector {
     pp_collect_fn fn;
     pp_collect_event_fn event_fn;
     void *ctx;
+    struct ring_buffer *names;      /* codename_bpf.h's copies */
+    pp_collect_code_fn code_fn;
+    void *code_ctx;
 };
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -60,9 +64,22 @@ static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
     return 0;
 }
 
+static int on_code(void *ctx, void *data, size_t len)
+{
+    pp_collector *c = ctx;
+
+    if (c->code_fn)
+        c->code_fn(data, len, c->code_ctx);
+    return 0;
+}
+
 static int on_record(void *ctx, void *data, size_t len)
 {
     pp_collector *c = ctx;
+
+    /* the copies of the code objects a sample saw first were submitted
+     * before it: in the cache before it is named */
+    ring_buffer__consume(c->names);
 
     const struct pp_bpf_event *e = data;
 
@@ -216,23 +233,36 @@ static int task_work_kfunc(void)
     return kind;
 }
 
+/* A ring's size from the environment (a power of two of at least a page,
+ * at most max), else 0: the tests that make a ring overflow, so that what
+ * is said of its losses is checked against real losses. */
+static unsigned long ring_bytes(const char *name, unsigned long max)
+{
+    const char *env = getenv(name);
+    unsigned long bytes = env ? strtoul(env, NULL, 10) : 0;
+
+    return bytes >= 4096 && !(bytes & (bytes - 1)) && bytes <= max ? bytes : 0;
+}
+
 /* The skeleton opened, set for the mode, loaded: wall-clock mode's
  * programs are loaded only in that mode (the scheduler's tracepoints cost
  * every thread of the machine a little). The ring buffer's size:
  * PP_BPF_RING_BYTES, or PERFPY_SAMPLE_RING_BYTES (a power of two of at
  * least a page) for the tests that make it overflow, so that the count of
- * samples lost is checked against real losses. 0 or -errno. */
+ * samples lost is checked against real losses; the copies of code
+ * objects' names (codename_bpf.h), PP_BPF_CODE_RING_BYTES or
+ * PERFPY_SAMPLE_CODE_RING_BYTES. 0 or -errno. */
 static int open_and_load(pp_collector *c)
 {
-    const char *env = getenv("PERFPY_SAMPLE_RING_BYTES");
-    unsigned long bytes = env ? strtoul(env, NULL, 10) : 0;
+    unsigned long bytes = ring_bytes("PERFPY_SAMPLE_RING_BYTES", PP_BPF_RING_BYTES);
+    unsigned long code = ring_bytes("PERFPY_SAMPLE_CODE_RING_BYTES", PP_BPF_CODE_RING_BYTES);
     struct pp_sample_bpf *k;
     struct bpf_program *wall_progs[4];
 
     if (!(c->skel = k = pp_sample_bpf__open()))
         return -errno ? -errno : -EPERM;
-    if (bytes >= 4096 && !(bytes & (bytes - 1)) && bytes <= PP_BPF_RING_BYTES &&
-        bpf_map__set_max_entries(k->maps.events, (__u32)bytes) != 0)
+    if ((bytes && bpf_map__set_max_entries(k->maps.events, (__u32)bytes) != 0) ||
+        (code && bpf_map__set_max_entries(k->maps.names, (__u32)code) != 0))
         return -EINVAL;
     k->rodata->wall = (__u32)c->wall;
     k->rodata->task_work_kfunc = (__u32)task_work_kfunc();
@@ -267,7 +297,8 @@ int pp_collect_open(pp_collector **out, int freq, int flags, char *why, size_t l
         pp_collect_close(c);
         return fail(why, len, rc, "loading the BPF program");
     }
-    if (!(c->ring = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record, c, NULL))) {
+    if (!(c->names = ring_buffer__new(bpf_map__fd(c->skel->maps.names), on_code, c, NULL)) ||
+        !(c->ring = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record, c, NULL))) {
         rc = -errno;
         pp_collect_close(c);
         return fail(why, len, rc, "the BPF ring buffer");
@@ -326,6 +357,8 @@ int pp_collect_set(pp_collector *c, pid_t pid, const pp_py_offsets *given, uint6
         },
     };
     __u32 key = (__u32)pid;
+
+    pp_codename_offsets(o, &t.code);
 
     if (bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &t, sizeof(t), BPF_ANY))
         return -errno;
@@ -488,12 +521,24 @@ int pp_collect_threads(pp_collector *c, pid_t pid, int end)
     return rc;
 }
 
+void pp_collect_on_code(pp_collector *c, pp_collect_code_fn fn, void *ctx)
+{
+    c->code_fn = fn;
+    c->code_ctx = ctx;
+}
+
+uint64_t pp_collect_code_lost(const pp_collector *c)
+{
+    return pp_collect_count(c, PP_BPF_N_LOST_NAMES);
+}
+
 void pp_collect_close(pp_collector *c)
 {
     if (!c)
         return;
     close_events(c, 0);
     ring_buffer__free(c->ring);
+    ring_buffer__free(c->names);
     pp_sample_bpf__destroy(c->skel);
     free(c->ev);
     free(c);

@@ -12,6 +12,7 @@
 #include "pyasync.h"
 #include "pyoffsets.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -56,6 +57,14 @@ typedef void (*pp_collect_fn)(const struct pp_bpf_sample *s, void *ctx);
 typedef void (*pp_collect_event_fn)(const struct pp_bpf_event *e, void *ctx);
 int pp_collect_poll(pp_collector *c, int timeout_ms, pp_collect_fn fn,
                     pp_collect_event_fn event_fn, void *ctx);
+/* fn gets each copy the BPF program makes of a code object it samples
+ * first (codename_bpf.h; len: the record's bytes), before the samples
+ * that need it. */
+typedef void (*pp_collect_code_fn)(const struct pp_bpf_code *r, size_t len, void *ctx);
+void pp_collect_on_code(pp_collector *c, pp_collect_code_fn fn, void *ctx);
+/* Copies that did not fit in their ring (their objects read from the
+ * process instead). */
+uint64_t pp_collect_code_lost(const pp_collector *c);
 /* Samples the kernel could not hand over (the ring buffer was full). */
 uint64_t pp_collect_lost(const pp_collector *c);
 /* One of the BPF program's counters (PP_BPF_N_*), summed over the CPUs. */

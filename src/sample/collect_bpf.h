@@ -10,6 +10,8 @@
 #include <linux/types.h>
 #endif
 
+#include "codename_bpf.h"
+
 #define PP_BPF_MAX_TARGETS 4096
 #define PP_BPF_RING_BYTES (32 << 20)
 #define PP_BPF_MAX_THREADS 64       /* threads searched for the sampled one */
@@ -75,6 +77,7 @@ struct pp_bpf_target {
     __u64 runtime;                  /* _PyRuntime's address in the process */
     struct pp_bpf_offsets off;
     struct pp_bpf_async as;
+    struct pp_bpf_code_offsets code;    /* what copying a code object's name needs */
 };
 
 struct pp_bpf_pyframe {
@@ -191,6 +194,8 @@ enum {
     PP_BPF_N_LOST_THREADS,          /* threads whose state could not be kept */
     PP_BPF_N_MISSED,                /* switches the tracepoint did not report,
                                        found from the threads' CPU time */
+    PP_BPF_N_LOST_NAMES,            /* copies of code objects' names that did not
+                                       fit in their ring (codename_bpf.h) */
     PP_BPF_N_COUNTERS,
 };
 

@@ -121,15 +121,87 @@ static void name(slot *s, const pp_py_offsets *o, const pp_pyread_types *types)
     }
 }
 
+static slot *find(pp_pycode *c, pid_t pid, const pp_pycode_id *id, size_t *k)
+{
+    *k = hash(pid, id) & (c->nbuckets - 1);
+    for (slot *s = c->buckets[*k]; s; s = s->next)
+        if (same(s, pid, id))
+            return s;
+    return NULL;
+}
+
+static void keep(pp_pycode *c, slot *s, size_t k)
+{
+    s->next = c->buckets[k];
+    c->buckets[k] = s;
+    if (++c->n > c->nbuckets)
+        grow(c);
+}
+
+/* s named from copy: the names and the table in one allocation each. */
+static int from_copy(slot *s, const pp_pycode_copy *copy)
+{
+    size_t nq = strlen(copy->qualname) + 1, nf = strlen(copy->file) + 1;
+
+    if (!(s->names = malloc(nq + nf)))
+        return -ENOMEM;
+    memcpy(s->names, copy->qualname, nq);
+    memcpy(s->names + nq, copy->file, nf);
+    s->e.qualname = s->names;
+    s->e.file = s->names + nq;
+    s->e.def_line = s->id.fields.def_line;
+    if (copy->table_len && (s->table = malloc(copy->table_len))) {
+        memcpy(s->table, copy->table, copy->table_len);
+        s->e.table = s->table;
+        s->e.table_len = copy->table_len;
+    }
+    return 0;
+}
+
+int pp_pycode_put(pp_pycode *c, pid_t pid, const pp_py_offsets *o, const pp_pyread_types *types,
+                  const pp_pycode_id *id, const pp_pycode_copy *copy)
+{
+    size_t k;
+    slot *s;
+
+    if (find(c, pid, id, &k))
+        return 0;                /* a second copy (two CPUs at once), or read */
+    if (!copy->qualname[0] || !(s = calloc(1, sizeof(*s))))
+        return copy->qualname[0] ? -ENOMEM : 0;
+    s->pid = pid;
+    s->id = *id;
+    s->e.qualname = s->e.file = "";
+    if (!copy->whole && (!types || pp_pyread_is(pid, o, id->code, types->code)))
+        name(s, o, types);       /* the whole names and table, if it still lives */
+    if (!s->e.qualname[0]) {
+        free(s->names);
+        free(s->table);
+        s->names = NULL;
+        s->table = NULL;
+        s->e = (pp_pycode_entry){"", "", 0, NULL, 0};
+        if (from_copy(s, copy) != 0) {
+            free(s);
+            return -ENOMEM;
+        }
+        c->stats.copied++;
+    } else if (!s->table && copy->table_len && (s->table = malloc(copy->table_len))) {
+        memcpy(s->table, copy->table, copy->table_len);     /* freed between the reads */
+        s->e.table = s->table;
+        s->e.table_len = copy->table_len;
+    }
+    c->stats.named++;
+    keep(c, s, k);
+    return 0;
+}
+
 const pp_pycode_entry *pp_pycode_get(pp_pycode *c, pid_t pid, const pp_py_offsets *o,
                                      const pp_pyread_types *types, const pp_pycode_id *id)
 {
-    size_t k = hash(pid, id) & (c->nbuckets - 1);
-    slot *s;
+    size_t k;
+    slot *s = find(c, pid, id, &k);
 
-    for (s = c->buckets[k]; s; s = s->next)
-        if (same(s, pid, id))
-            return &s->e;
+    if (s)
+        return &s->e;
     if (!(s = calloc(1, sizeof(*s))))
         return NULL;
     s->pid = pid;
@@ -143,10 +215,7 @@ const pp_pycode_entry *pp_pycode_get(pp_pycode *c, pid_t pid, const pp_py_offset
         c->stats.named++;
     else
         c->stats.freed++;
-    s->next = c->buckets[k];
-    c->buckets[k] = s;
-    if (++c->n > c->nbuckets)
-        grow(c);
+    keep(c, s, k);
     return &s->e;
 }
 

@@ -26,6 +26,12 @@
  * tells them apart. An object freed and another made with all of these
  * the same is the same function as far as a profile can tell.
  *
+ * The BPF program copies a code object's names and line table the first
+ * time it samples one of its frames (codename_bpf.h): those copies come in
+ * before the sample and are kept here (pp_pycode_put), so an object freed
+ * before user space could read it is named all the same; the read above
+ * is what is left for a copy that did not fit in its ring.
+ *
  * The cache, not the program's memory, is the source of truth from then
  * on: a code object named once stays named after it dies (until its
  * process execs or ends, when its samples are all folded). Lines come from
@@ -59,9 +65,19 @@ typedef struct pp_pycode_entry {
 } pp_pycode_entry;
 
 typedef struct pp_pycode_stats {
-    uint64_t named;              /* code objects read */
+    uint64_t named;              /* code objects named (read, or copied) */
+    uint64_t copied;             /* of those, named from the BPF program's copy */
     uint64_t freed;              /* sampled, then gone before they were read */
 } pp_pycode_stats;
+
+/* What the BPF program copied of a code object at its first sample
+ * (codename.h), decoded. */
+typedef struct pp_pycode_copy {
+    const char *qualname, *file;    /* UTF-8 */
+    const unsigned char *table;     /* the line table's first table_len bytes */
+    size_t table_len;
+    int whole;                      /* nothing cut: names and table complete */
+} pp_pycode_copy;
 
 /* 0 or -ENOMEM. */
 int pp_pycode_open(pp_pycode **out);
@@ -71,6 +87,12 @@ int pp_pycode_open(pp_pycode **out);
  * pp_pycode_close. */
 const pp_pycode_entry *pp_pycode_get(pp_pycode *c, pid_t pid, const pp_py_offsets *o,
                                      const pp_pyread_types *types, const pp_pycode_id *id);
+/* Keeps id's entry in pid, named from copy, unless it is kept already:
+ * a copy that was cut is read from the process instead while the object
+ * there is still the one copied (the copy is kept otherwise). 0, or
+ * -ENOMEM. */
+int pp_pycode_put(pp_pycode *c, pid_t pid, const pp_py_offsets *o, const pp_pyread_types *types,
+                  const pp_pycode_id *id, const pp_pycode_copy *copy);
 /* The executing line of a frame of e at instr (the frame's instruction as
  * the collector read it), its bytecode starting at start
  * (pp_pyread_code_start); e's def line when the table says nothing. */

@@ -267,6 +267,14 @@ static void utf8_of(const unsigned char *raw, size_t kind, size_t n, char *out, 
     out[w] = '\0';
 }
 
+size_t pp_pyread_chars(const void *chars, size_t n, size_t kind, char *out, size_t size)
+{
+    if (!size)
+        return 0;
+    utf8_of(chars, kind, n, out, size);
+    return strlen(out);
+}
+
 int pp_pyread_is(pid_t pid, const pp_py_offsets *o, uint64_t obj, uint64_t type)
 {
     uint64_t t = 0;

@@ -103,6 +103,12 @@ int pp_pyread_str(pid_t pid, const pp_py_offsets *o, uint64_t addr, uint64_t str
 int pp_pyread_str_copy(const pp_py_offsets *o, const void *copy, size_t n, char *out,
                        size_t len);
 
+/* n characters of a str, kind bytes each (1, 2 or 4: as PyUnicode keeps
+ * them), as UTF-8 into out (size bytes, NUL-terminated; what does not fit
+ * is cut at a character, a surrogate or what is no character becomes
+ * U+FFFD). The bytes written. */
+size_t pp_pyread_chars(const void *chars, size_t n, size_t kind, char *out, size_t size);
+
 /* The line table of a code object (a bytes object at table, as its id
  * says) copied into out (up to cap bytes): its length, or -errno (-E2BIG:
  * longer than cap). */

@@ -173,8 +173,11 @@ static __always_inline __u64 name_id(__u64 name, const struct pp_bpf_offsets *o,
     return pp_bpf_name_id(hash, len, chars);
 }
 
+#include "codename.bpf.h"       /* after the readers: it reads as they do */
+
 struct walk {
     const struct pp_bpf_offsets *o;
+    const struct pp_bpf_code_offsets *co;
     struct pp_bpf_sample *s;
     struct task_struct *task;
     __u64 fsbase, ts, frame;
@@ -256,6 +259,7 @@ static __always_inline long one_frame(struct walk *w, int sleepable)
     if (frame == w->task_frame)
         s->task_frame = (__s32)n;
     put_frame_t(o, &s->py[n], frame, code, task, sleepable);
+    pp_code_first_sight(o, w->co, s->pid, &s->py[n], task, sleepable);
     w->n = n + 1;
     return 0;
 }
@@ -271,7 +275,7 @@ static __always_inline void python_frames(const struct pp_bpf_target *t,
                                           struct pp_bpf_sample *s, int sleepable)
 {
     const struct pp_bpf_offsets *o = &t->off;
-    struct walk w = {.o = o, .s = s, .task = task};
+    struct walk w = {.o = o, .co = &t->code, .s = s, .task = task};
     __u64 running = 0;
     __u64 interp, gil;
 

@@ -5,8 +5,14 @@ its name usually land where the previous generation's were freed: only
 the name's characters tell them apart. Prints how many generations sat at
 an address an earlier one had used.
 
-    python code_churn.py [N] [SECONDS]
+    python code_churn.py [N] [SECONDS] [wait]
+
+With `wait`, it first prints "ready PPID" (its parent: the recorder that
+started it) and reads a line from stdin before the first generation, so
+that a test can stop the recorder meanwhile: every generation is then
+freed long before the recorder could read it from memory.
 """
+import os
 import sys
 import time
 import types
@@ -21,6 +27,9 @@ def template():
         pass
 
 
+if len(sys.argv) > 3 and sys.argv[3] == "wait":
+    print("ready %d" % os.getppid(), flush=True)
+    sys.stdin.readline()
 seen = set()
 reused = 0
 for i in range(N):
