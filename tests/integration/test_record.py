@@ -707,7 +707,7 @@ class SampleMode(RecordTest):
             recorder = int(ready[1])
             with open("/proc/%d/comm" % recorder) as f:
                 self.assertEqual(f.read().strip(), "perfpy-sample")
-            time.sleep(0.3)                 # it has found the program's _PyRuntime
+            time.sleep(1.0)                 # it has found the program's _PyRuntime (20 ms looks)
             os.kill(recorder, signal.SIGSTOP)
             stopped = recorder
             p.stdin.write("go\n")
