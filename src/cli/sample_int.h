@@ -34,6 +34,8 @@ typedef struct thread_name {
 typedef struct proc {
     pid_t pid;
     uint64_t runtime;              /* 0 until found in its maps */
+    uint64_t found_ns;             /* CLOCK_MONOTONIC: when the maps it was found in
+                                      were read */
     int looks;                     /* times its maps were searched for it */
     double next_look;              /* -a: not before (a host wakes us often) */
     int waits;                     /* -a: times its interpreter was looked for */

@@ -453,8 +453,15 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
     case PP_BPF_EV_EXEC:
     case PP_BPF_EV_EXIT:
         pp_unwind_forget(st->u, (int)e->pid);
-        pp_pycode_forget(st->codes, (pid_t)e->pid);
-        if (!(p = find_proc(st, (pid_t)e->pid)))
+        p = find_proc(st, (pid_t)e->pid);
+        /* the new image's _PyRuntime may have been found (every 20 ms)
+         * before its exec's event is read here, and the BPF program's
+         * copies of its first code objects taken into the cache since:
+         * forgetting them would leave each one the BPF side already sent
+         * to a read of memory, [unknown] once the object is freed */
+        if (!(e->kind == PP_BPF_EV_EXEC && p && p->runtime && p->found_ns > e->time_ns))
+            pp_pycode_forget(st->codes, (pid_t)e->pid);
+        if (!p)
             break;
         if (e->kind == PP_BPF_EV_EXEC) {
             pp__sample_proc_free(p);
@@ -480,10 +487,16 @@ static void on_code(const struct pp_bpf_code *r, size_t len, void *ctx)
     if (len < sizeof(*r))
         return;
     for (size_t i = 0; i < st->nprocs; i++) {
-        const proc *p = &st->procs[i];
+        proc *p = &st->procs[i];
 
         if (p->pid != (pid_t)r->key.pid)
             continue;
+        /* the BPF side knows the layout before this side does (set by the
+         * last look, then forgotten at the exec's event): found again
+         * first, as python_frames does, or the copy, which the BPF side
+         * will not send again, is dropped */
+        if (!p->runtime)
+            find_runtime(st, p);
         if (p->runtime)
             pp_codename_take(st->codes, r, len, &p->layout.off, p->have_types ? &p->types : NULL);
         break;
@@ -644,7 +657,7 @@ static void find_runtime(state *st, proc *p)
 {
     pp_maps maps = {0};
     char file[4096], why[512];
-    uint64_t runtime;
+    uint64_t runtime, looked;
 
     if (p->runtime)
         find_async(st, p);
@@ -669,6 +682,7 @@ static void find_runtime(state *st, proc *p)
             fprintf(stderr, "perfpy: no _PyRuntime in the process %d after 2 s: its Python "
                     "frames are not read (native frames only)\n", (int)p->pid);
     }
+    looked = mono_ns();
     if (pp_maps_read(p->pid, &maps) != 0)
         return;
     if (pp_py_symbol_address(&maps, "_PyRuntime", &runtime, file, sizeof(file)) == 0) {
@@ -684,6 +698,7 @@ static void find_runtime(state *st, proc *p)
             }
         } else {
             p->runtime = runtime;
+            p->found_ns = looked;
             p->have_types = pp_pyread_types_find(&maps, &p->types) == 0;
             pp_collect_set(st->c, p->pid, &p->layout.off, runtime);
             if (st->async)
