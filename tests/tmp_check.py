@@ -39,9 +39,9 @@ def ours(name):
     return (PID_NAMED.match(name) or OTHER.match(name)) and name not in KEPT
 
 
-def listing():
+def listing(places=PLACES):
     out = set()
-    for place in PLACES:
+    for place in places:
         try:
             names = os.listdir(place)
         except OSError:
@@ -99,9 +99,9 @@ def other_runs():
     return found
 
 
-def left(before):
+def left(before, places=PLACES):
     out = []
-    for path in sorted(listing() - before):
+    for path in sorted(listing(places) - before):
         m = PID_NAMED.match(os.path.basename(path))
         if m:
             pid = int(next(g for g in m.groups() if g))

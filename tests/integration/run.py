@@ -53,13 +53,18 @@ def run_module(args):
         # processes still there after its tearDown) are named here, so
         # that the stage's verdict points at a test (modules run in
         # parallel: a name may be another module's, said as a hint)
+        # (PERFPY_TEST_LEFTOVER_DIRS: other places to watch, for the
+        # runner's own test, which must not see the suite's other files)
+        places = tuple(d for d in os.environ.get("PERFPY_TEST_LEFTOVER_DIRS", "").split(":")
+                       if d) or tmp_check.PLACES
+
         def startTest(self, test):
             super().startTest(test)
-            self.before = tmp_check.listing()
+            self.before = tmp_check.listing(self.places)
 
         def stopTest(self, test):
             super().stopTest(test)
-            new = [p for p in tmp_check.left(self.before)
+            new = [p for p in tmp_check.left(self.before, self.places)
                    if tmp_check.PID_NAMED.match(os.path.basename(p))]
             if new:
                 out.write("      (after %s: %d new files of ended processes in /tmp, "

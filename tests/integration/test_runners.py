@@ -75,13 +75,13 @@ TEST(fake_skips) { TEST_SKIP("cannot run here"); }
 
 class Runners(TempDirTest):
 
-    def integration(self, text, *args):
+    def integration(self, text, *args, env=None):
         where = os.path.join(self.tmp, "it%d" % len(os.listdir(self.tmp)))
         os.mkdir(where)
         with open(os.path.join(where, "test_fake.py"), "w") as f:
             f.write(text)
         return run([sys.executable, os.path.join(HERE, "run.py"), "--tests", where, "-j", "1"]
-                   + list(args))
+                   + list(args), env=env)
 
     def test_integration_runner_counts_errors_as_failures(self):
         """passed: test_passes and two subtests; failed: test_fails, the
@@ -108,13 +108,17 @@ class Runners(TempDirTest):
         "after" line.)"""
         dead = subprocess.Popen(["true"])
         dead.wait()
-        path = "/tmp/jitted-%d-0.so" % dead.pid
-        self.addCleanup(lambda: os.path.exists(path) and os.unlink(path))
+        # a place of its own: the suite's other modules, running beside
+        # this one, make files of their processes in /tmp
+        watched = os.path.join(self.tmp, "watched")
+        os.mkdir(watched)
+        path = os.path.join(watched, "jitted-%d-0.so" % dead.pid)
         text = LEAKS % {"path": path}
-        p = self.integration(text)
+        p = self.integration(text, env={"PERFPY_TEST_LEFTOVER_DIRS": watched})
         self.assertEqual(p.stdout.splitlines()[-1], "2 passed, 0 failed, 0 skipped", p.stdout)
         self.assertIn("(after test_fake.Leaks.test_leaves: 1 new files of ended processes in "
                       "/tmp, e.g. %s)" % path, p.stdout)
+        os.unlink(path)
         self.assertNotIn("test_cleans", p.stdout.split("(after", 1)[-1].split("\n")[0])
         self.assertEqual(p.stdout.count("(after "), 1, p.stdout)
 
