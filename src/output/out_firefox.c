@@ -82,6 +82,7 @@ typedef struct tables {
     uint32_t *node_frame, *node_prefix;
     uint32_t nnodes;
     uint64_t origin;            /* time 0 of the file (perf clock) */
+    pp_marker_order markers;    /* each thread's markers in time order */
 } tables;
 
 static uint64_t func_key(const pp_frame *f)
@@ -192,6 +193,7 @@ static void tables_free(tables *t)
     free(t->stack_node);
     free(t->node_frame);
     free(t->node_prefix);
+    pp_marker_order_free(&t->markers);
 }
 
 static int tables_make(const pp_profile *p, tables *t)
@@ -388,26 +390,22 @@ static int marker_category(pp_marker_kind k)
     return k == PP_MARKER_WAIT ? CAT_WAIT : k == PP_MARKER_GIL ? CAT_GIL : CAT_PROCESS;
 }
 
-/* Thread t's markers, their names interned in t->s. */
+/* Thread t's markers in time order, their names interned in t->s. */
 static int thread_markers(const pp_profile *p, tables *tb, uint32_t t, FILE *out)
 {
     static const char *const cols[] = {"name", "startTime", "endTime", "phase", "category"};
-    uint32_t n = 0;
+    uint64_t first = tb->markers.first[t], n = tb->markers.first[t + 1] - first;
     int64_t id;
 
     fputs("\"markers\":{\"data\":[", out);
-    for (size_t i = 0; i < p->nmarkers; i++)
-        if (p->markers[i].thread == t)
-            fputs(n++ ? ",null" : "null", out);
+    for (uint64_t i = 0; i < n; i++)
+        fputs(i ? ",null" : "null", out);
     for (int c = 0; c < 5; c++) {
-        uint32_t k = 0;
         fprintf(out, "],\"%s\":[", cols[c]);
-        for (size_t i = 0; i < p->nmarkers; i++) {
-            const pp_marker *m = &p->markers[i];
+        for (uint64_t i = 0; i < n; i++) {
+            const pp_marker *m = &p->markers[tb->markers.idx[first + i]];
             int instant = m->end_ns == m->start_ns;
-            if (m->thread != t)
-                continue;
-            fputs(k++ ? "," : "", out);
+            fputs(i ? "," : "", out);
             if (c == 0) {
                 if ((id = str_id(&tb->s, m->name)) < 0)
                     return (int)id;
@@ -424,7 +422,7 @@ static int thread_markers(const pp_profile *p, tables *tb, uint32_t t, FILE *out
             }
         }
     }
-    fprintf(out, "],\"length\":%u}", n);
+    fprintf(out, "],\"length\":%llu}", (unsigned long long)n);
     return 0;
 }
 
@@ -580,6 +578,8 @@ int pp_write_firefox(const pp_profile *p, FILE *out, const pp_write_opts *o)
     }
     if (pp_thread_order_build(p, &order) < 0)
         goto out_tables;
+    if (pp_marker_order_build(p, &tb.markers) < 0)
+        goto out_order;
     tb.origin = origin_of(p);
     meta(p, &tb, out, o);
     for (uint32_t t = 0; t < p->nthreads; t++) {

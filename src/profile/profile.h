@@ -186,7 +186,7 @@ typedef struct pp_profile {
     uint64_t nlog;                 /* records */
     uint64_t time_base_ns;         /* the first logged time (perf clock); records
                                       before it (reordered by microseconds) are at it */
-    pp_marker *markers;            /* in order of addition */
+    pp_marker *markers;            /* in order of addition (pp_marker_order: by time) */
     size_t nmarkers, markers_cap;
 
     pp_strings *strings;
@@ -306,6 +306,19 @@ typedef struct pp_thread_order {
 
 int pp_thread_order_build(const pp_profile *p, pp_thread_order *o);
 void pp_thread_order_free(pp_thread_order *o);
+
+/* The markers by thread, in time order: idx holds every marker's index,
+ * thread 0's first; idx[first[t] .. first[t + 1]) are thread t's, by start
+ * time (the order of addition among equal starts). Markers come in the
+ * order their sources give them (perf.data's task events per CPU buffer,
+ * not by time), so every view that shows them in time takes this order. */
+typedef struct pp_marker_order {
+    uint32_t *idx;
+    uint64_t *first;               /* nthreads + 1 entries */
+} pp_marker_order;
+
+int pp_marker_order_build(const pp_profile *p, pp_marker_order *o);
+void pp_marker_order_free(pp_marker_order *o);
 
 /* A record's number, as pp_stack_value counts: 1 for CPU values, its weight
  * in periods of p->period_ns (rounded) for wall time. */

@@ -364,3 +364,50 @@ void pp_thread_order_free(pp_thread_order *o)
     o->recs = NULL;
     o->first = NULL;
 }
+
+/* ---- the markers by thread ---------------------------------------------- */
+
+static int by_start(const void *a, const void *b, void *ctx)
+{
+    const pp_profile *p = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint64_t sx = p->markers[x].start_ns, sy = p->markers[y].start_ns;
+
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+int pp_marker_order_build(const pp_profile *p, pp_marker_order *o)
+{
+    uint64_t *at;
+
+    o->idx = malloc((p->nmarkers ? p->nmarkers : 1) * sizeof(*o->idx));
+    o->first = calloc((size_t)p->nthreads + 1, sizeof(*o->first));
+    at = calloc((size_t)p->nthreads + 1, sizeof(*at));
+    if (!o->idx || !o->first || !at) {
+        free(at);
+        pp_marker_order_free(o);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < p->nmarkers; i++)          /* counting sort by thread */
+        o->first[p->markers[i].thread + 1]++;
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        o->first[t + 1] += o->first[t];
+    memcpy(at, o->first, ((size_t)p->nthreads + 1) * sizeof(*at));
+    for (size_t i = 0; i < p->nmarkers; i++)
+        o->idx[at[p->markers[i].thread]++] = (uint32_t)i;
+    free(at);
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        qsort_r(o->idx + o->first[t], (size_t)(o->first[t + 1] - o->first[t]),
+                sizeof(*o->idx), by_start, (void *)p);
+    return 0;
+}
+
+void pp_marker_order_free(pp_marker_order *o)
+{
+    free(o->idx);
+    free(o->first);
+    o->idx = NULL;
+    o->first = NULL;
+}

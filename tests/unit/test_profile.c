@@ -302,6 +302,37 @@ TEST(profile_marker_spans_join_a_threads_ticks)
     pp_profile_free(&p);
 }
 
+/* Markers come in their sources' order (perf.data's task events by CPU
+ * buffer: a thread's exit may come before its start); the order gives each
+ * thread's in time, equal starts in the order they were added. */
+TEST(profile_marker_order_is_by_thread_then_time)
+{
+    pp_profile p;
+    pp_marker_order o;
+
+    ASSERT_OK(pp_profile_init(&p));
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, "a", 1), 0);
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 2, "b", 1), 1);
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 3, "c", 1), 2);
+    ASSERT_OK(pp_profile_marker(&p, 1, PP_MARKER_PROCESS, 90, 90, "thread exit", 11));   /* 0 */
+    ASSERT_OK(pp_profile_marker(&p, 0, PP_MARKER_WAIT, 50, 60, "w", 1));                 /* 1 */
+    ASSERT_OK(pp_profile_marker(&p, 1, PP_MARKER_PROCESS, 10, 10, "thread start", 12));  /* 2 */
+    ASSERT_OK(pp_profile_marker(&p, 1, PP_MARKER_WAIT, 10, 20, "w", 1));                 /* 3 */
+    ASSERT_OK(pp_profile_marker(&p, 0, PP_MARKER_PROCESS, 5, 5, "process start", 13));   /* 4 */
+    ASSERT_OK(pp_marker_order_build(&p, &o));
+    ASSERT_EQ_UINT(o.first[0], 0);
+    ASSERT_EQ_UINT(o.first[1], 2);
+    ASSERT_EQ_UINT(o.first[2], 5);
+    ASSERT_EQ_UINT(o.first[3], 5);                    /* c has none */
+    ASSERT_EQ_UINT(o.idx[0], 4);
+    ASSERT_EQ_UINT(o.idx[1], 1);
+    ASSERT_EQ_UINT(o.idx[2], 2);                      /* start before the wait at 10 */
+    ASSERT_EQ_UINT(o.idx[3], 3);
+    ASSERT_EQ_UINT(o.idx[4], 0);
+    pp_marker_order_free(&o);
+    pp_profile_free(&p);
+}
+
 TEST(profile_take_samples_remaps_every_record)
 {
     pp_profile src, dst;

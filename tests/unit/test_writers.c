@@ -324,6 +324,34 @@ TEST(writer_pprof_is_gzip_of_the_encoding)
     pp_profile_free(&p);
 }
 
+/* The Firefox Profiler's markers of a thread are in time order whatever
+ * order the profile got them in (an exit read before its start). */
+TEST(writer_firefox_markers_in_time_order)
+{
+    pp_profile p;
+    uint32_t f;
+    const uint64_t ms = 1000000;
+    char *out, *at;
+
+    ASSERT_OK(pp_profile_init(&p));
+    f = (uint32_t)F(&p, PP_FRAME_PYTHON, "work", "/w.py", 1);
+    ASSERT_EQ_INT(pp_profile_thread(&p, 7, 8, "cruncher-1", 10), 0);
+    ASSERT_EQ_INT(pp_profile_sample(&p, &f, 1, 0, 1 * ms, ms), 0);
+    ASSERT_EQ_INT(pp_profile_sample(&p, &f, 1, 0, 5 * ms, ms), 0);
+    ASSERT_OK(pp_profile_marker(&p, 0, PP_MARKER_PROCESS, 6 * ms, 6 * ms, "thread exit", 11));
+    ASSERT_OK(pp_profile_marker(&p, 0, PP_MARKER_PROCESS, 1 * ms, 1 * ms, "thread start", 12));
+    ASSERT_OK(pp_profile_marker(&p, 0, PP_MARKER_WAIT, 2 * ms, 3 * ms, "[off-CPU: sleep]", 16));
+    out = render(&p, pp_write_firefox, NULL);
+    at = strstr(out, "\"markers\":");
+    ASSERT_TRUE(at != NULL);
+    ASSERT_TRUE(strstr(at, "\"startTime\":[1.000,2.000,6.000]") != NULL);
+    ASSERT_TRUE(strstr(at, "\"endTime\":[null,3.000,null]") != NULL);
+    ASSERT_TRUE(strstr(at, "\"phase\":[0,1,0]") != NULL);
+    ASSERT_TRUE(strstr(at, "\"length\":3}") != NULL);
+    free(out);
+    pp_profile_free(&p);
+}
+
 TEST(writer_formats_table)
 {
     ASSERT_EQ_STR(pp_format_find("flamegraph")->ext, ".svg");
