@@ -115,9 +115,15 @@ class Frames(RecordTest):
                 script = self.script(data)
                 between, nodso, unnamed = self.raw(script)
                 # bare only where perf knew no mapping (frame-pointer walks
-                # through code without frame pointers end in such addresses)
+                # through code without frame pointers end in such addresses);
+                # "[truncated];[unknown]" is no frame but the folder's mark
+                # of a cut stack with none left to show (only the eval loop
+                # unwound: rule 2 of fold.c), seen once in a CI run on 3.13
+                empty = sum(n for s, n in stacks.items()
+                            if frames_of(s) == ["[truncated]", "[unknown]"])
                 bare = sum(n * frames_of(s).count("[unknown]") for s, n in stacks.items())
-                self.assertLessEqual(bare, nodso)
+                self.assertLessEqual(bare - empty, nodso,
+                                     [s for s in stacks if "[unknown]" in frames_of(s)][:10])
                 self.assertTrue(any(f.startswith("[libz.so") for f in frames),
                                 "no unnamed libz frame labelled: %s" % sorted(set(frames))[:40])
                 # one process: no process root
@@ -132,7 +138,9 @@ class Frames(RecordTest):
                     inner = [f for f in fr[pyi[0]:pyi[-1]] if interp_unnamed(f, py)] if pyi else []
                     self.assertEqual(inner, [], s)
                 support.note("%s: perf left %d interpreter frames unnamed, %d of them between "
-                             "Python frames" % (py.label, unnamed, between))
+                             "Python frames; %d bare [unknown] (%d cut stacks with no frame "
+                             "left, %d frames in no mapping)"
+                             % (py.label, unnamed, between, bare, empty, nodso))
                 if unnamed:
                     # Debian 12's python3.11 is stripped: perf's stacks have
                     # such frames between Python frames, and the folder took
