@@ -53,6 +53,14 @@ static void help(FILE *out)
             "  -i, --interval SECS  seconds between redraws (default: %g)\n"
             "      --mode MODE      auto, sample or read (default: auto: sample mode\n"
             "                       where it loads, else read mode)\n"
+            "      --idle           wall clock: every thread's time, on and off the CPU\n"
+            "                       (as record --idle): time off the CPU ends in its\n"
+            "                       reason, [off-CPU: sleep], [off-CPU: I/O], [off-CPU:\n"
+            "                       lock], [off-CPU: GIL], [off-CPU: waiting for a CPU],\n"
+            "                       [off-CPU: other], ranked as functions are; a wait\n"
+            "                       counts in the interval it ends in (sample mode\n"
+            "                       only; default: CPU time)\n"
+            "      --wall           the same as --idle (default: off)\n"
             "  -h, --help           this help\n"
             "\n"
             "exit status: 0 after q, Ctrl-C, SIGTERM or the process's end (a\n"
@@ -86,6 +94,9 @@ static int top_option(int c, void *opts, pp_usage *u)
             return pp_usage_set(u, "--mode is auto, sample or read, not '%s'", optarg);
         o->mode = optarg;
         break;
+    case 'W':
+        o->wall = 1;
+        break;
     case 'i':
         o->interval = strtod(optarg, &end);
         if (end == optarg || *end || !(o->interval >= 0.1 && o->interval <= 3600))
@@ -103,6 +114,8 @@ int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u)
         {"rate", required_argument, NULL, 'r'},
         {"interval", required_argument, NULL, 'i'},
         {"mode", required_argument, NULL, 'M'},
+        {"idle", no_argument, NULL, 'W'},
+        {"wall", no_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -124,6 +137,10 @@ int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u)
     }
     if (!o->pid && !o->argv)
         return pp_usage_set(u, "nothing to watch: -p PID, or -- PROGRAM ARGS");
+    if (o->wall && strcmp(o->mode, "read") == 0)
+        return pp_usage_set(u, "--idle needs sample mode: the time each thread spends off "
+                              "the CPU, and why, comes from BPF programs in the kernel, "
+                              "which --mode read does not use");
     return PP_PARSED_RUN;
 }
 
@@ -149,6 +166,11 @@ int pp_cmd_top(int argc, char **argv)
     }
     if (strcmp(o.mode, "read") != 0 &&
         pp__record_sample_check(libdir[0] ? libdir : NULL, why, sizeof(why)) != 0) {
+        if (o.wall)
+            return pp_fail("perfpy top --idle needs sample mode, which cannot sample here "
+                           "(%s): it needs root, or the capabilities CAP_BPF and "
+                           "CAP_PERFMON, and a kernel with BPF and BTF; without --idle, "
+                           "top watches CPU time in read mode", why);
         if (strcmp(o.mode, "sample") == 0)
             return pp_fail("sample mode cannot sample here (%s): it needs root, or the "
                            "capabilities CAP_BPF and CAP_PERFMON, and a kernel with BPF and "
@@ -185,7 +207,7 @@ int pp_cmd_top(int argc, char **argv)
     args[k++] = "2";
     args[k++] = "0";
     if (strcmp(o.mode, "read") != 0)
-        args[k++] = "cpu";                 /* sample mode's CLOCK: CPU time */
+        args[k++] = o.wall ? "wall" : "cpu";    /* sample mode's CLOCK */
     args[k++] = o.pid ? "-p" : "--";
     if (o.pid)
         args[k++] = pid;

@@ -139,6 +139,7 @@ typedef struct pp_top_cli {
     long pid, rate;
     double interval;           /* seconds between redraws */
     const char *mode;          /* "auto", "sample" or "read" */
+    int wall;                  /* --idle: time off the CPU too, with its reason */
     char **argv;               /* the program to start, or NULL */
 } pp_top_cli;
 int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u);

@@ -1373,7 +1373,9 @@ int main(int argc, char **argv)
         st.every_ns = (uint64_t)(top_every * 1e9);
         pp_top_title(st.top_title, sizeof(st.top_title), argv + 9);
         snprintf(st.top_how, sizeof(st.top_how), "sample mode (BPF, %ld Hz per busy thread, "
-                 "CPU time; nothing installed in the program)", rate);
+                 "%s; nothing installed in the program)", rate,
+                 strncmp(argv[8], "wall", 4) == 0 ? "wall clock: time off the CPU too, by "
+                 "its reason" : "CPU time");
         signal(SIGTERM, on_interrupt);
         signal(SIGHUP, on_interrupt);
     }

@@ -314,6 +314,47 @@ class Plain(TopTest):
         self.assertIn("KeyboardInterrupt", err)
         self.assertFalse(os.path.exists("/proc/%d" % child[0]))
 
+    def test_idle_ranks_the_waits_by_their_reason(self):
+        # wall_parts' main thread dozes (time.sleep), drains (a pipe's read) and
+        # waits for a lock, 30-40 ms each per round of about 160 ms: with --idle
+        # those functions hold a share of the time and their reasons are
+        # there; the twin without it (CPU time) gives doze none
+        prog = os.path.join(ROOT, "tests", "integration", "programs", "wall_parts.py")
+        shares = {}
+        for idle in (True, False):
+            p = subprocess.Popen([PERFPY, "top"] + (["--idle"] if idle else []) +
+                                 ["--", interpreters()[-1].path, prog, "100000"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            self.targets.append(p)
+            text = self.read_tables(p, 4)
+            p.send_signal(signal.SIGTERM)
+            out, err = p.communicate(timeout=20)
+            text += out.decode(errors="replace")
+            got = tables(text)
+            self.assertGreaterEqual(len(got), 4, text)
+            self.assertEqual("wall clock" in text.split("\n")[0], idle, text.split("\n")[0])
+            own = {}
+            for _, rows in got[1:4]:
+                for r in rows:
+                    name = r.group(5).split(" (")[0]
+                    own[name] = own.get(name, 0.0) + float(r.group(1)) / 3
+            shares[idle] = own
+            # the reasons rank by total share: the plain table's 20 rows keep the
+            # largest (the lock both threads wait for) unless the frames above it,
+            # as large, fill them first
+            reasons = [r.group(5) for _, rows in got[1:4] for r in rows
+                       if r.group(5).startswith("[off-CPU: ")]
+            self.assertEqual(bool(reasons), idle, text)
+        note("wall_parts, own share over 3 intervals, --idle: doze %.1f%%, drain %.1f%%, "
+             "queue_wait %.1f%%, crunch %.1f%%; CPU time: doze %.1f%%, crunch %.1f%%" %
+             (shares[True].get("doze", 0), shares[True].get("drain", 0),
+              shares[True].get("queue_wait", 0), shares[True].get("crunch", 0),
+              shares[False].get("doze", 0), shares[False].get("crunch", 0)))
+        for f in ("doze", "drain", "queue_wait"):
+            self.assertGreater(shares[True].get(f, 0), 5.0, (f, shares[True]))
+        self.assertLess(shares[False].get("doze", 0), 2.0, shares[False])
+        self.assertGreater(shares[False].get("crunch", 0), 30.0, shares[False])
+
 
 class BadInput(TopTest):
 
@@ -329,6 +370,12 @@ class BadInput(TopTest):
         p = run([PERFPY, "top"])
         self.assertEqual(p.returncode, 2)
         self.assertIn("nothing to watch", p.stderr)
+
+    def test_idle_in_read_mode(self):
+        p = run([PERFPY, "top", "--idle", "--mode", "read", "-p", str(os.getpid())])
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stdout, "")
+        self.assertIn("--idle needs sample mode", p.stderr.splitlines()[0])
 
 
 class ReadModeWithoutRoot(TempDirTest):
