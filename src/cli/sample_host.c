@@ -32,6 +32,7 @@
 static struct answer {
     dev_t dev;
     ino_t ino;
+    struct timespec mtime;          /* a file rewritten in place is asked anew */
     int python;
 } kept[KEPT];
 static size_t nkept, next_slot;
@@ -95,20 +96,22 @@ static int maps_libpython(pid_t pid)
 static int kept_answer(const struct stat *st)
 {
     for (size_t i = 0; i < nkept; i++)
-        if (kept[i].dev == st->st_dev && kept[i].ino == st->st_ino)
+        if (kept[i].dev == st->st_dev && kept[i].ino == st->st_ino &&
+            kept[i].mtime.tv_sec == st->st_mtim.tv_sec &&
+            kept[i].mtime.tv_nsec == st->st_mtim.tv_nsec)
             return kept[i].python;
     return -1;
 }
 
 static void keep(const struct stat *st, int python)
 {
-    kept[next_slot] = (struct answer){st->st_dev, st->st_ino, python};
+    kept[next_slot] = (struct answer){st->st_dev, st->st_ino, st->st_mtim, python};
     next_slot = (next_slot + 1) % KEPT;
     if (nkept < KEPT)
         nkept++;
 }
 
-int pp_host_is_python(pid_t pid)
+int pp_host_is_python(pid_t pid, int maps)
 {
     char link[64], exe[4096];
     struct stat st;
@@ -126,13 +129,13 @@ int pp_host_is_python(pid_t pid)
         return errno == ENOENT || errno == ESRCH ? -ENOENT : 0;
     if (fstat(fd, &st) == 0 && (python = kept_answer(&st)) >= 0) {
         close(fd);
-        return python || maps_libpython(pid) ? 2 : 0;
+        return python || (maps && maps_libpython(pid)) ? 2 : 0;
     }
     python = links_libpython(fd);
     if (fstat(fd, &st) == 0)
         keep(&st, python);
     close(fd);
-    return python || maps_libpython(pid) ? 2 : 0;
+    return python || (maps && maps_libpython(pid)) ? 2 : 0;
 }
 
 /* Its arguments (NUL-separated in buf[0..len)) as an argv of at most

@@ -17,10 +17,12 @@
  * libpython (uwsgi, an embedding program: its ELF's DT_NEEDED, known at
  * exec before the library is mapped) or maps one (loaded with dlopen), so
  * it runs Python once its interpreter is made (perf links libpython and
- * never does); 0 not; -errno (-ENOENT: gone). The answer of each
- * executable file is kept (by device and inode): a host execs the same
- * few programs. */
-int pp_host_is_python(pid_t pid);
+ * never does); 0 not; -errno (-ENOENT: gone). The maps are read only
+ * with maps 1 (a process that has run a while: at its exec nothing is
+ * dlopen'd yet, and a host execs thousands of programs a minute). The
+ * answer of each executable file is kept (by device, inode and mtime): a
+ * host execs the same few programs. */
+int pp_host_is_python(pid_t pid, int maps);
 
 /* pid's command line in command (cap bytes; its arguments joined with
  * spaces, cut with "..."; "" when gone or a kernel thread), and the

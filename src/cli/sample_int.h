@@ -34,6 +34,9 @@ typedef struct thread_name {
 typedef struct proc {
     pid_t pid;
     uint64_t runtime;              /* 0 until found in its maps */
+    int coded;                     /* the code cache may hold entries of its pid
+                                      (forgotten at its end only then: a host
+                                      ends thousands of others a minute) */
     uint64_t found_ns;             /* CLOCK_MONOTONIC: when the maps it was found in
                                       were read */
     int looks;                     /* times its maps were searched for it */

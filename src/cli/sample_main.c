@@ -133,13 +133,16 @@ static void count_seen(state *st, proc *p)
 }
 
 /* -a: whether p runs a CPython (kept as a target, its command line read)
- * or not (no longer a target: left out, unless every process is asked). */
-static void host_decide(state *st, proc *p)
+ * or not (no longer a target: left out, unless every process is asked).
+ * At its exec (exec 1) its maps hold no dlopen'd libpython yet: not read. */
+static void host_decide(state *st, proc *p, int exec)
 {
-    int python = pp_host_is_python(p->pid);
+    int python = pp_host_is_python(p->pid, !exec);
 
     p->python = python > 0 ? python : 0;
-    pp_host_command(p->pid, p->command, sizeof(p->command), p->service, sizeof(p->service));
+    if (p->python || st->host_all)
+        pp_host_command(p->pid, p->command, sizeof(p->command), p->service,
+                        sizeof(p->service));
     if (p->python)
         pp_collect_set(st->c, p->pid, NULL, 0);   /* its _PyRuntime looked for next */
     else
@@ -332,7 +335,7 @@ void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t b
         return;
     }
     if (st->host && st->nprocs > known)
-        host_decide(st, p);             /* not seen before: sampled as any process */
+        host_decide(st, p, 0);          /* not seen before: sampled as any process */
     if (st->host && p->python != 1 && !st->host_all) {
         st->left_out++;
         return;
@@ -424,6 +427,7 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
 {
     state *st = ctx;
     proc *p, *parent;
+    int kept;
 
     /* the timelines' markers (a failure loses a marker, never a sample) */
     if (e->kind == PP_BPF_EV_FORK || e->kind == PP_BPF_EV_EXIT)
@@ -446,7 +450,13 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
             p->counted = p->sampled = 0;
             count_seen(st, p);
             p->forked_from = (pid_t)e->ppid;
-            pp_unwind_prime(st->u, (int)e->pid);
+            /* -a (CPU time only): not primed. A host's Python runners
+             * fork thousands of children a minute, most to exec at once,
+             * and each prime read their maps and opened every file they
+             * map (30% of the recorder's CPU); a child's are read at its
+             * first sample instead */
+            if (!st->host)
+                pp_unwind_prime(st->u, (int)e->pid);
         }
         st->children++;
         break;
@@ -459,7 +469,8 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
          * copies of its first code objects taken into the cache since:
          * forgetting them would leave each one the BPF side already sent
          * to a read of memory, [unknown] once the object is freed */
-        if (!(e->kind == PP_BPF_EV_EXEC && p && p->runtime && p->found_ns > e->time_ns))
+        kept = e->kind == PP_BPF_EV_EXEC && p && p->runtime && p->found_ns > e->time_ns;
+        if (!kept && p && p->coded)
             pp_pycode_forget(st->codes, (pid_t)e->pid);
         if (!p)
             break;
@@ -467,8 +478,9 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
             pp__sample_proc_free(p);
             memset(p, 0, sizeof(*p));                  /* its _PyRuntime is looked for */
             p->pid = (pid_t)e->pid;
+            p->coded = kept;
             if (st->host)
-                host_decide(st, p);
+                host_decide(st, p, 1);
         } else {
             pp__sample_proc_free(p);
             *p = st->procs[--st->nprocs];
@@ -665,9 +677,11 @@ static void find_runtime(state *st, proc *p)
     /* each look opens the ELF files the process maps: while its image and
      * libpython load (the first milliseconds), not for the whole run of a
      * process that never shows a _PyRuntime (gzip, a shell) */
+    if (st->host && !p->python)
+        return;                     /* -a: not a target (placed if it is told) */
     if (!p->placed)
         place(st, p);
-    if (p->runtime || p->refused || p->looks >= 100 || (st->host && !p->python))
+    if (p->runtime || p->refused || p->looks >= 100)
         return;
     /* -a: the ring wakes us at every exec of the host; 100 looks are still
      * 2 s of a process's start, not 100 wake-ups */
@@ -698,6 +712,7 @@ static void find_runtime(state *st, proc *p)
             }
         } else {
             p->runtime = runtime;
+            p->coded = 1;
             p->found_ns = looked;
             p->have_types = pp_pyread_types_find(&maps, &p->types) == 0;
             pp_collect_set(st->c, p->pid, &p->layout.off, runtime);
@@ -1184,7 +1199,8 @@ static uint64_t mono_ns(void)
 static void drop_proc(state *st, size_t i)
 {
     pp_unwind_forget(st->u, (int)st->procs[i].pid);
-    pp_pycode_forget(st->codes, st->procs[i].pid);
+    if (st->procs[i].coded)
+        pp_pycode_forget(st->codes, st->procs[i].pid);
     st->procs[i] = st->procs[--st->nprocs];
 }
 
@@ -1197,7 +1213,7 @@ static void found(pid_t pid, void *ctx)
 
     if (!p || st->nprocs == known)
         return;                         /* told of already (it exec'd meanwhile) */
-    host_decide(st, p);
+    host_decide(st, p, 0);
     if (!p->python)
         drop_proc(st, st->nprocs - 1);
 }

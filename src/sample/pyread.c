@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <libelf.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -88,19 +89,26 @@ int pp_pyoffsets_read(const char *module_path, pp_py_offsets *out)
     return rc;
 }
 
-/* The load bias of the file mapped at path: where its first loadable
- * segment's page went, minus that segment's address. */
-static int load_bias(Elf *elf, const pp_maps *maps, const char *path, uint64_t *bias)
+/* The address of elf's first loadable segment's page: what its load bias
+ * is measured from. UINT64_MAX: none. */
+static uint64_t first_vaddr(Elf *elf)
 {
     size_t n;
     GElf_Phdr ph;
     uint64_t vaddr = UINT64_MAX;
 
     if (elf_getphdrnum(elf, &n) != 0)
-        return -ENOENT;
+        return UINT64_MAX;
     for (size_t i = 0; i < n; i++)
         if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < vaddr)
             vaddr = ph.p_vaddr & ~(uint64_t)0xfff;
+    return vaddr;
+}
+
+/* The load bias of the file mapped at path: where its first loadable
+ * segment's page (vaddr) went, minus vaddr. */
+static int bias_of(const pp_maps *maps, const char *path, uint64_t vaddr, uint64_t *bias)
+{
     for (size_t i = 0; i < maps->n && vaddr != UINT64_MAX; i++)
         if (maps->v[i].pgoff == 0 && strcmp(maps->v[i].path, path) == 0) {
             *bias = maps->v[i].start - vaddr;
@@ -109,23 +117,117 @@ static int load_bias(Elf *elf, const pp_maps *maps, const char *path, uint64_t *
     return -ENOENT;
 }
 
+static int load_bias(Elf *elf, const pp_maps *maps, const char *path, uint64_t *bias)
+{
+    return bias_of(maps, path, first_vaddr(elf), bias);
+}
+
+/* What each file's symbol tables were found to hold, by the file's
+ * identity (device, inode, mtime, size): a process is looked at every 20
+ * ms until its _PyRuntime shows, a host starts hundreds of CPythons a
+ * minute from the same few files, and each look opened and searched every
+ * file it maps (libc's and ld.so's tables too, for a name they never
+ * have). A bounded ring: the oldest file goes. */
+#define SYM_FILES 64
+#define SYM_NAMES 24                 /* names asked of one file (pyobj asks 12) */
+
+typedef struct sym_file {
+    dev_t dev;
+    ino_t ino;
+    struct timespec mtime;
+    off_t size;
+    uint64_t vaddr;                  /* first_vaddr (UINT64_MAX: no loadable segment) */
+    size_t n;
+    struct {
+        char name[32];
+        int found;
+        uint64_t value;              /* st_value */
+    } s[SYM_NAMES];
+} sym_file;
+
+static sym_file sym_files[SYM_FILES];
+static size_t sym_nfiles, sym_next;
+
+static sym_file *sym_file_of(const struct stat *st)
+{
+    for (size_t i = 0; i < sym_nfiles; i++) {
+        sym_file *f = &sym_files[i];
+
+        if (f->dev == st->st_dev && f->ino == st->st_ino && f->size == st->st_size &&
+            f->mtime.tv_sec == st->st_mtim.tv_sec && f->mtime.tv_nsec == st->st_mtim.tv_nsec)
+            return f;
+    }
+    return NULL;
+}
+
+static sym_file *sym_file_new(const struct stat *st, uint64_t vaddr)
+{
+    sym_file *f = &sym_files[sym_next];
+
+    sym_next = (sym_next + 1) % SYM_FILES;
+    if (sym_nfiles < SYM_FILES)
+        sym_nfiles++;
+    memset(f, 0, sizeof(*f));
+    f->dev = st->st_dev;
+    f->ino = st->st_ino;
+    f->mtime = st->st_mtim;
+    f->size = st->st_size;
+    f->vaddr = vaddr;
+    return f;
+}
+
+/* 1 found (*value), 0 not in the file, -1 not asked yet. */
+static int sym_kept(const sym_file *f, const char *name, uint64_t *value)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (strcmp(f->s[i].name, name) == 0) {
+            *value = f->s[i].value;
+            return f->s[i].found;
+        }
+    return -1;
+}
+
+static void sym_keep(sym_file *f, const char *name, int found, uint64_t value)
+{
+    if (f->n < SYM_NAMES && strlen(name) < sizeof(f->s[0].name)) {
+        snprintf(f->s[f->n].name, sizeof(f->s[0].name), "%s", name);
+        f->s[f->n].found = found;
+        f->s[f->n].value = value;
+        f->n++;
+    }
+}
+
 static int symbol_in(const pp_maps *maps, const char *path, const char *name, uint64_t *addr)
 {
     char buf[4200];
-    int fd, rc = -ENOENT;
-    Elf *elf = open_elf(pp_maps_open_path(maps, path, buf, sizeof(buf)), &fd);
+    const char *open_path = pp_maps_open_path(maps, path, buf, sizeof(buf));
+    struct stat st;
+    sym_file *f = stat(open_path, &st) == 0 ? sym_file_of(&st) : NULL;
+    int fd, found;
+    Elf *elf;
     GElf_Sym sym;
-    uint64_t bias;
+    uint64_t bias, value, vaddr;
 
-    if (!elf)
-        return -ENOENT;
-    if (find_symbol(elf, name, &sym) == 0 && load_bias(elf, maps, path, &bias) == 0) {
-        *addr = bias + sym.st_value;
-        rc = 0;
+    if (f && (found = sym_kept(f, name, &value)) >= 0) {
+        if (!found || bias_of(maps, path, f->vaddr, &bias) != 0)
+            return -ENOENT;
+        *addr = bias + value;
+        return 0;
     }
+    if (!(elf = open_elf(open_path, &fd)))
+        return -ENOENT;
+    vaddr = first_vaddr(elf);
+    if (!f && fstat(fd, &st) == 0)
+        f = sym_file_new(&st, vaddr);
+    found = find_symbol(elf, name, &sym) == 0;
+    if (f)
+        sym_keep(f, name, found, found ? sym.st_value : 0);
     elf_end(elf);
     close(fd);
-    return rc;
+    if (!found || bias_of(maps, path, vaddr, &bias) != 0)
+        return -ENOENT;
+    *addr = bias + sym.st_value;
+    return 0;
 }
 
 int pp_py_symbol_address(const pp_maps *maps, const char *name, uint64_t *addr,
