@@ -194,15 +194,15 @@ static thread_row *thread_rows(const pp_profile *p, const uint32_t *own_of,
         return NULL;
     }
     for (uint64_t i = 0; i < p->nlog; i++) {
-        const pp_sample_rec *r = pp_profile_rec(p, i);
-        uint32_t th = pp_rec_thread(r);
-        uint64_t v = pp_rec_value(p, r);
+        pp_logged r = pp_profile_rec(p, i);
+        uint32_t th = r.thread;
+        uint64_t v = pp_rec_value(p, &r);
 
         if (th >= p->nthreads)
             continue;
         t[th].value += v;
-        if (per && r->stack < p->nstacks && own_of[r->stack] != PP_NONE)
-            per[(size_t)th * nrows + own_of[r->stack]] += v;
+        if (per && r.stack < p->nstacks && own_of[r.stack] != PP_NONE)
+            per[(size_t)th * nrows + own_of[r.stack]] += v;
     }
     for (uint32_t th = 0; th < p->nthreads; th++) {
         size_t best = nrows;

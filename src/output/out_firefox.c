@@ -583,8 +583,10 @@ int pp_write_firefox(const pp_profile *p, FILE *out, const pp_write_opts *o)
     tb.origin = origin_of(p);
     meta(p, &tb, out, o);
     for (uint32_t t = 0; t < p->nthreads; t++) {
-        if (order.first[t + 1] == order.first[t])
+        if (!p->threads[t].samples)
             continue;                  /* a thread known only by a marker */
+        if ((rc = pp_thread_order_load(&order, t)) < 0)
+            goto out_order;
         fputs(shown++ ? ",\n" : "", out);
         if ((rc = thread_json(p, &tb, &order, t, out)) < 0)
             goto out_order;

@@ -222,8 +222,8 @@ static int group_log(const pp_profile *p, group **out, size_t *n)
     if (pp__htab_init(&index, 1024) < 0)
         return -ENOMEM;
     for (uint64_t i = 0; i < p->nlog; i++) {
-        const pp_sample_rec *r = pp_profile_rec(p, i);
-        uint32_t key[2] = {r->stack, pp_rec_thread(r)};
+        pp_logged r = pp_profile_rec(p, i);
+        uint32_t key[2] = {r.stack, r.thread};
         uint64_t h = pp__hash(key, sizeof(key), 23);
         pp_htab_iter it;
         uint32_t *slot;
@@ -233,7 +233,7 @@ static int group_log(const pp_profile *p, group **out, size_t *n)
                 break;
         if (slot) {
             g[*slot].count++;
-            g[*slot].weight += r->weight;
+            g[*slot].weight += r.weight;
             continue;
         }
         if (pp__grow((void **)&g, &cap, *n + 1, sizeof(*g)) < 0 ||
@@ -242,7 +242,7 @@ static int group_log(const pp_profile *p, group **out, size_t *n)
             pp__htab_free(&index);
             return -ENOMEM;
         }
-        g[(*n)++] = (group){key[0], key[1], 1, r->weight};
+        g[(*n)++] = (group){key[0], key[1], 1, r.weight};
     }
     pp__htab_free(&index);
     *out = g;

@@ -142,8 +142,12 @@ int pp_write_speedscope(const pp_profile *p, FILE *out, const pp_write_opts *o)
         return -ENOMEM;
     fputs("\"profiles\":[\n", out);
     for (uint32_t t = 0; t < p->nthreads; t++) {
-        if (order.first[t + 1] == order.first[t])
+        if (!p->threads[t].samples)
             continue;                  /* a thread known only by a marker */
+        if (pp_thread_order_load(&order, t) < 0) {
+            pp_thread_order_free(&order);
+            return -ENOMEM;
+        }
         fputs(shown++ ? ",\n" : "", out);
         thread_profile(p, &order, t, out);
     }

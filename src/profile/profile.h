@@ -24,7 +24,7 @@
  *              2 {0,3}     x   4 samples   (could not be unwound to its root)
  *
  * Beside them the sample log keeps every sample, in the order it was added,
- * in 16 bytes: when it was taken, on which thread, which stack, and what
+ * in 12 bytes: when it was taken, on which thread, which stack, and what
  * it weighs. The per-stack totals are its aggregate (kept up to date as
  * samples are logged; a rewrite of the stacks, such as the process roots
  * of fold_proc.c, remaps every record's stack: pp_profile_take_samples):
@@ -92,17 +92,40 @@ typedef struct pp_thread {
     uint64_t first_ns, last_ns;    /* its first and last sample (perf clock; 0 unknown) */
     uint64_t samples;
     uint32_t last_marker;          /* its latest marker's index + 1; 0: none */
+    uint32_t *chunks;              /* the log's chunks that hold its records, ascending */
+    uint32_t nchunks, chunks_cap;
 } pp_thread;
 
-/* One record of the sample log: 16 bytes. A weight above UINT32_MAX is
- * logged as several records, each at the time its part begins. */
+/* One record of the sample log: 12 bytes. Its time and weight are its
+ * chunk's (pp_log_chunk): read records with pp_profile_rec. A weight above
+ * UINT32_MAX is logged as several records, each at the time its part begins. */
 typedef struct pp_sample_rec {
-    uint64_t time_thread;          /* bits 63..24: µs since p->time_base_ns (12.7 days);
-                                      bits 23..0: the thread's index */
     uint32_t stack;                /* the stack's index */
-    uint32_t weight;               /* ns for time events (pp_profile_time_weights),
-                                      else the event's own unit */
+    uint32_t time;                 /* µs since p->time_base_ns: its chunk's
+                                      base_us + time - 2^31 */
+    uint32_t thread_weight;        /* bits 31..12: the thread's index;
+                                      bits 11..0: its weight's in the chunk's weights */
 } pp_sample_rec;
+
+/* Up to 1 << PP_LOG_CHUNK_BITS records with what they share: the time they
+ * are counted from and their distinct weights (a CPU profile has one or a
+ * few). A record that does not fit (its time more than 35 minutes from
+ * base_us, a weight past PP_LOG_WEIGHTS distinct ones) starts a new chunk. */
+typedef struct pp_log_chunk {
+    pp_sample_rec *recs;
+    uint32_t *weights;             /* ns for time events (pp_profile_time_weights),
+                                      else the event's own unit */
+    uint64_t first;                /* recs[0]'s index in the log */
+    uint64_t base_us;
+    uint32_t n, nweights;
+} pp_log_chunk;
+
+/* A record as the writers read it (pp_profile_rec). */
+typedef struct pp_logged {
+    uint64_t time_ns;              /* perf clock, to the µs (rounded up) */
+    uint64_t weight;
+    uint32_t stack, thread;
+} pp_logged;
 
 /* Something that happened on a thread at a time, or over a time: what a
  * timeline shows beside the samples. */
@@ -119,8 +142,10 @@ typedef struct pp_marker {
     const char *name;              /* "process start", "exec python3", ...; arena */
 } pp_marker;
 
-#define PP_LOG_CHUNK_BITS 16       /* 65536 records (1 MiB) per chunk: no giant realloc */
-#define PP_THREAD_BITS 24
+#define PP_LOG_CHUNK_BITS 16       /* 65536 records (768 KiB) per chunk: no giant realloc */
+#define PP_LOG_WEIGHT_BITS 12
+#define PP_LOG_WEIGHTS (1u << PP_LOG_WEIGHT_BITS)    /* distinct weights per chunk */
+#define PP_THREAD_BITS (32 - PP_LOG_WEIGHT_BITS)
 #define PP_MAX_THREADS (1u << PP_THREAD_BITS)
 
 /* One process of the recording (fold_proc.c), for the summary. */
@@ -181,9 +206,12 @@ typedef struct pp_profile {
 
     pp_thread *threads;
     uint32_t nthreads, threads_cap;
-    pp_sample_rec **log;           /* the sample log, in chunks of 1 << PP_LOG_CHUNK_BITS */
+    pp_log_chunk *log;             /* the sample log, in chunks of up to 1 << PP_LOG_CHUNK_BITS */
     size_t log_chunks, log_chunks_cap;
     uint64_t nlog;                 /* records */
+    uint16_t *log_whash;           /* the last chunk's weights by value (index + 1) */
+    uint32_t log_wlast;            /* the last chunk's latest weight's index */
+    int log_split;                 /* a chunk ended before it was full */
     uint64_t time_base_ns;         /* the first logged time (perf clock); records
                                       before it (reordered by microseconds) are at it */
     pp_marker *markers;            /* in order of addition (pp_marker_order: by time) */
@@ -262,20 +290,8 @@ int pp_profile_log(pp_profile *p, uint32_t stack, uint32_t thread, uint64_t time
 int64_t pp_profile_sample(pp_profile *p, const uint32_t *ids, size_t n, uint32_t thread,
                           uint64_t time_ns, uint64_t weight);
 
-static inline const pp_sample_rec *pp_profile_rec(const pp_profile *p, uint64_t i)
-{
-    return &p->log[i >> PP_LOG_CHUNK_BITS][i & ((1u << PP_LOG_CHUNK_BITS) - 1)];
-}
-
-static inline uint32_t pp_rec_thread(const pp_sample_rec *r)
-{
-    return (uint32_t)(r->time_thread & (PP_MAX_THREADS - 1));
-}
-
-static inline uint64_t pp_rec_time_ns(const pp_profile *p, const pp_sample_rec *r)
-{
-    return p->time_base_ns + (r->time_thread >> PP_THREAD_BITS) * 1000;
-}
+/* Record i (< p->nlog) of the log. */
+pp_logged pp_profile_rec(const pp_profile *p, uint64_t i);
 
 /* Adds a marker on thread from start_ns to end_ns (equal: an instant).
  * 0, or -ENOMEM/-EINVAL. */
@@ -295,16 +311,34 @@ int pp_profile_marker_span(pp_profile *p, uint32_t thread, pp_marker_kind kind,
  * dst stack); src keeps none. 0, or -EINVAL when the map names a stack
  * dst lacks (dst is then unchanged). */
 int pp_profile_take_samples(pp_profile *dst, pp_profile *src, const uint32_t *stack_map);
+/* Frees the log (pp_profile_free's part). */
+void pp__log_free(pp_profile *p);
 
-/* The log by thread: recs holds every record index, thread 0's first, each
- * thread's in time order (the log's order among equal times);
- * recs[first[t] .. first[t + 1]) are thread t's. */
+/* The log by thread, one thread at a time (what the timeline writers
+ * need):
+ *     pp_thread_order_build(p, &o);
+ *     for each thread t with samples:
+ *         pp_thread_order_load(&o, t);    o.recs[0 .. o.n): t's record indexes
+ *     pp_thread_order_free(&o);
+ * each thread's in time order (the log's order among equal times). A
+ * thread's records are gathered from the chunks that hold them (4 bytes a
+ * record of that thread while it is loaded); when that would scan the log
+ * many times over (many threads sampled together), every thread's are
+ * sorted once instead (4 bytes a record). */
 typedef struct pp_thread_order {
-    uint32_t *recs;
-    uint64_t *first;               /* nthreads + 1 entries */
+    const pp_profile *p;
+    uint32_t *all;                 /* every record index by thread, or NULL */
+    uint64_t *first;               /* with all: all[first[t] .. first[t + 1]) are t's */
+    uint32_t *own;                 /* else: the loaded thread's */
+    size_t own_cap;
+    const uint32_t *recs;          /* the loaded thread's */
+    uint64_t n;
+    uint32_t thread;               /* the loaded thread; UINT32_MAX: none */
 } pp_thread_order;
 
 int pp_thread_order_build(const pp_profile *p, pp_thread_order *o);
+/* 0, or -ENOMEM/-EINVAL. */
+int pp_thread_order_load(pp_thread_order *o, uint32_t thread);
 void pp_thread_order_free(pp_thread_order *o);
 
 /* The markers by thread, in time order: idx holds every marker's index,
@@ -322,7 +356,7 @@ void pp_marker_order_free(pp_marker_order *o);
 
 /* A record's number, as pp_stack_value counts: 1 for CPU values, its weight
  * in periods of p->period_ns (rounded) for wall time. */
-uint64_t pp_rec_value(const pp_profile *p, const pp_sample_rec *r);
+uint64_t pp_rec_value(const pp_profile *p, const pp_logged *r);
 
 /* ---- a thread's timeline (timeline.c) ----------------------------------- */
 
@@ -345,7 +379,8 @@ typedef struct pp_timeline {
     int merge;                     /* consecutive samples of one stack: one run */
 } pp_timeline;
 
-/* Thread `thread`'s runs in time order, from the log by thread o:
+/* Thread `thread`'s runs in time order, from the log by thread o (with
+ * that thread loaded):
  *     pp_timeline_start(&tl, p, &o, t, 1);
  *     while (pp_timeline_next(&tl, &span)) ...   (1: a span in *span, 0: the end)
  * merge 0: a span per sample (its stack may be the one before's). */

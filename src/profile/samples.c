@@ -1,27 +1,36 @@
 /*
  * Threads and the sample log of profile.h. Every sample of a recording is
- * kept, 16 bytes each, beside the interned stacks: when it was taken, on
+ * kept, 12 bytes each, beside the interned stacks: when it was taken, on
  * which thread, which stack, what it weighs. That is what timelines (one
  * track per thread, samples in time) need, and what a flame graph does not:
  * the per-stack totals are only its sum.
  *
- *     chunk 0 (65536 records, 1 MiB)   chunk 1              ...
- *     [t|th stack w][t|th stack w]...  [t|th stack w]...
- *      40+24 bits   32    32 bits
+ *     chunk 0: base_us, weights {1001001}       chunk 1: ...
+ *     [stack time th|w][stack time th|w]...     [stack time th|w]...
+ *      32    32   20+12 bits
+ *
+ * What the records of a chunk share is kept once in it: the microsecond
+ * their times count from (32 bits each side of it: 35 minutes) and their
+ * distinct weights (a CPU profile's samples weigh one period, or a few;
+ * a wall-clock profile's waits more). A record that does not fit (too far
+ * in time, a weight past PP_LOG_WEIGHTS) closes the chunk, shrunk to what
+ * it holds, and starts the next: at worst a chunk holds PP_LOG_WEIGHTS
+ * records with a weight each, 16 bytes a record.
  *
  * Chunks are allocated one at a time (a long recording never reallocates
- * what it has), record i is chunk i >> 16, slot i & 0xffff. A sample
- * "taken at t, weighing w" covers [t - w, t]: perf's cpu-clock sample is
- * taken when its period of CPU time ends, and a wait is logged when it ends.
- * A weight too large for 32 bits (a wait of more than 4.29 s) becomes
+ * what it has); while none was closed early, record i is chunk i >> 16,
+ * slot i & 0xffff (else a binary search of the chunks' first indexes). A
+ * sample "taken at t, weighing w" covers [t - w, t]: perf's cpu-clock sample
+ * is taken when its period of CPU time ends, and a wait is logged when it
+ * ends. A weight too large for 32 bits (a wait of more than 4.29 s) becomes
  * several records, consecutive parts of that span, at most MAX_PARTS of
  * them (4.9 hours: what a single sample stands for beyond that is in its
  * stack's total, not in the log, so hostile periods cannot make the log
- * grow by more than 64 KiB a sample).
+ * grow by more than 48 KiB a sample).
  *
  * Times are microseconds since the first logged span's start
- * (p->time_base_ns), rounded up: 40 bits hold 12.7 days. One hour at 399 Hz on 8 busy
- * threads is 11.5 million records, 184 MB.
+ * (p->time_base_ns), rounded up. One hour at 399 Hz on 8 busy threads is
+ * 11.5 million records, 138 MB.
  */
 #include "profile.h"
 #include "htab.h"
@@ -32,7 +41,8 @@
 #include <string.h>
 
 #define CHUNK ((size_t)1 << PP_LOG_CHUNK_BITS)
-#define MAX_US ((UINT64_C(1) << (64 - PP_THREAD_BITS)) - 1)
+#define BIAS (UINT64_C(1) << 31)
+#define WHASH (2 * PP_LOG_WEIGHTS)       /* open addressing, at most half full */
 #define MAX_NAME 255
 #define MAX_PARTS 4096
 
@@ -140,38 +150,143 @@ int pp_profile_thread_name(pp_profile *p, uint32_t thread, const char *name, siz
 
 /* ---- the log ------------------------------------------------------------ */
 
-/* The next free record, its chunk made when it is the first. */
-static pp_sample_rec *next_rec(pp_profile *p)
+static void shrink(pp_log_chunk *c)
 {
-    size_t c = (size_t)(p->nlog >> PP_LOG_CHUNK_BITS);
+    pp_sample_rec *r = realloc(c->recs, (c->n ? c->n : 1) * sizeof(*r));
+    uint32_t *w = realloc(c->weights, (c->nweights ? c->nweights : 1) * sizeof(*w));
 
-    if (p->nlog >= UINT32_MAX)      /* pp_thread_order indexes records in 32 bits */
+    if (r)                         /* else it keeps its larger block */
+        c->recs = r;
+    if (w)
+        c->weights = w;
+}
+
+/* A new last chunk for a record at us. */
+static pp_log_chunk *open_chunk(pp_profile *p, uint64_t us)
+{
+    pp_log_chunk *c;
+
+    if (p->log_chunks && p->log[p->log_chunks - 1].n < CHUNK)
+        p->log_split = 1;
+    if (!p->log_whash && !(p->log_whash = malloc(WHASH * sizeof(*p->log_whash))))
         return NULL;
-    if (c == p->log_chunks) {
-        if (pp__grow((void **)&p->log, &p->log_chunks_cap, c + 1, sizeof(*p->log)) < 0 ||
-            !(p->log[c] = malloc(CHUNK * sizeof(pp_sample_rec))))
-            return NULL;
-        p->log_chunks++;
+    if (pp__grow((void **)&p->log, &p->log_chunks_cap, p->log_chunks + 1, sizeof(*p->log)) < 0)
+        return NULL;
+    c = &p->log[p->log_chunks];
+    memset(c, 0, sizeof(*c));
+    c->recs = malloc(CHUNK * sizeof(*c->recs));
+    c->weights = malloc(PP_LOG_WEIGHTS * sizeof(*c->weights));
+    if (!c->recs || !c->weights) {
+        free(c->recs);
+        free(c->weights);
+        return NULL;
     }
-    return &p->log[c][p->nlog & (CHUNK - 1)];
+    if (p->log_chunks)
+        shrink(&p->log[p->log_chunks - 1]);
+    c->first = p->nlog;
+    c->base_us = us;
+    memset(p->log_whash, 0, WHASH * sizeof(*p->log_whash));
+    p->log_wlast = UINT32_MAX;
+    p->log_chunks++;
+    return c;
+}
+
+/* weight's index among c's (the last chunk's) weights, added when new;
+ * -1 when they are full. */
+static int64_t weight_index(pp_profile *p, pp_log_chunk *c, uint32_t weight)
+{
+    uint32_t h;
+
+    if (p->log_wlast < c->nweights && c->weights[p->log_wlast] == weight)
+        return p->log_wlast;
+    h = (uint32_t)(((uint64_t)weight * UINT64_C(0x9e3779b97f4a7c15)) >> 40) & (WHASH - 1);
+    for (;; h = (h + 1) & (WHASH - 1)) {
+        uint16_t slot = p->log_whash[h];
+
+        if (!slot)
+            break;
+        if (c->weights[slot - 1] == weight)
+            return p->log_wlast = slot - 1u;
+    }
+    if (c->nweights >= PP_LOG_WEIGHTS)
+        return -1;
+    c->weights[c->nweights] = weight;
+    p->log_whash[h] = (uint16_t)(c->nweights + 1);
+    return p->log_wlast = c->nweights++;
+}
+
+static int fits(const pp_log_chunk *c, uint64_t us)
+{
+    return c->n < CHUNK && us + BIAS >= c->base_us && us < c->base_us + BIAS;
 }
 
 static int append(pp_profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns,
                   uint32_t weight)
 {
-    pp_sample_rec *r = next_rec(p);
+    pp_log_chunk *c = p->log_chunks ? &p->log[p->log_chunks - 1] : NULL;
     /* rounded up: a span [t - w, t] never starts before the base */
     uint64_t us = time_ns > p->time_base_ns ? (time_ns - p->time_base_ns + 999) / 1000 : 0;
+    int64_t w = -1;
+    pp_sample_rec *r;
+    pp_thread *t;
 
-    if (!r)
-        return p->nlog >= UINT32_MAX ? -ENOSPC : -ENOMEM;
-    if (us > MAX_US)
-        us = MAX_US;
-    r->time_thread = us << PP_THREAD_BITS | thread;
+    if (p->nlog >= UINT32_MAX)      /* pp_thread_order indexes records in 32 bits */
+        return -ENOSPC;
+    if (c && fits(c, us))
+        w = weight_index(p, c, weight);
+    if (w < 0) {
+        if (!(c = open_chunk(p, us)))
+            return -ENOMEM;
+        w = weight_index(p, c, weight);
+    }
+    t = &p->threads[thread];
+    if (!t->nchunks || t->chunks[t->nchunks - 1] != p->log_chunks - 1) {
+        size_t cap = t->chunks_cap;
+        if (pp__grow((void **)&t->chunks, &cap, (size_t)t->nchunks + 1, sizeof(*t->chunks)) < 0)
+            return -ENOMEM;
+        t->chunks_cap = (uint32_t)cap;
+        t->chunks[t->nchunks++] = (uint32_t)(p->log_chunks - 1);
+    }
+    r = &c->recs[c->n++];
     r->stack = stack;
-    r->weight = weight;
+    r->time = (uint32_t)(us + BIAS - c->base_us);
+    r->thread_weight = thread << PP_LOG_WEIGHT_BITS | (uint32_t)w;
     p->nlog++;
     return 0;
+}
+
+static const pp_log_chunk *chunk_of(const pp_profile *p, uint64_t i)
+{
+    size_t lo = 0, hi = p->log_chunks;
+
+    if (!p->log_split)
+        return &p->log[i >> PP_LOG_CHUNK_BITS];
+    while (hi - lo > 1) {           /* the last chunk whose first is <= i */
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->log[mid].first <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return &p->log[lo];
+}
+
+static pp_logged decode(const pp_profile *p, const pp_log_chunk *c, const pp_sample_rec *r)
+{
+    pp_logged l;
+
+    l.time_ns = p->time_base_ns + (c->base_us + r->time - BIAS) * 1000;
+    l.weight = c->weights[r->thread_weight & (PP_LOG_WEIGHTS - 1)];
+    l.stack = r->stack;
+    l.thread = r->thread_weight >> PP_LOG_WEIGHT_BITS;
+    return l;
+}
+
+pp_logged pp_profile_rec(const pp_profile *p, uint64_t i)
+{
+    const pp_log_chunk *c = chunk_of(p, i);
+
+    return decode(p, c, &c->recs[i - c->first]);
 }
 
 int pp_profile_log(pp_profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns,
@@ -255,7 +370,25 @@ int pp_profile_marker_span(pp_profile *p, uint32_t thread, pp_marker_kind kind,
     return pp_profile_marker(p, thread, kind, start_ns, end_ns, name, strlen(name));
 }
 
-/* ---- moving the log to a rebuilt profile -------------------------------- */
+/* ---- freeing, moving the log to a rebuilt profile ----------------------- */
+
+void pp__log_free(pp_profile *p)
+{
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        free(p->threads[i].chunks);
+        p->threads[i].chunks = NULL;
+        p->threads[i].nchunks = p->threads[i].chunks_cap = 0;
+    }
+    for (size_t i = 0; i < p->log_chunks; i++) {
+        free(p->log[i].recs);
+        free(p->log[i].weights);
+    }
+    free(p->log);
+    free(p->log_whash);
+    p->log = NULL;
+    p->log_whash = NULL;
+    p->log_chunks = p->log_chunks_cap = 0;
+}
 
 int pp_profile_take_samples(pp_profile *dst, pp_profile *src, const uint32_t *stack_map)
 {
@@ -279,15 +412,12 @@ int pp_profile_take_samples(pp_profile *dst, pp_profile *src, const uint32_t *st
             return -ENOMEM;
         src->markers[i].name = n;
     }
-    for (uint64_t i = 0; i < src->nlog; i++) {
-        pp_sample_rec *r = (pp_sample_rec *)pp_profile_rec(src, i);
-        r->stack = stack_map[r->stack];
-    }
+    for (size_t c = 0; c < src->log_chunks; c++)
+        for (uint32_t k = 0; k < src->log[c].n; k++)
+            src->log[c].recs[k].stack = stack_map[src->log[c].recs[k].stack];
     free(dst->threads);
     free(dst->markers);
-    for (size_t i = 0; i < dst->log_chunks; i++)
-        free(dst->log[i]);
-    free(dst->log);
+    pp__log_free(dst);
     index = dst->thread_index;
     dst->threads = src->threads;
     dst->nthreads = src->nthreads;
@@ -297,6 +427,9 @@ int pp_profile_take_samples(pp_profile *dst, pp_profile *src, const uint32_t *st
     dst->log_chunks = src->log_chunks;
     dst->log_chunks_cap = src->log_chunks_cap;
     dst->nlog = src->nlog;
+    dst->log_whash = src->log_whash;
+    dst->log_wlast = src->log_wlast;
+    dst->log_split = src->log_split;
     dst->time_base_ns = src->time_base_ns;
     dst->markers = src->markers;
     dst->nmarkers = src->nmarkers;
@@ -309,6 +442,8 @@ int pp_profile_take_samples(pp_profile *dst, pp_profile *src, const uint32_t *st
     src->log = NULL;
     src->log_chunks = src->log_chunks_cap = 0;
     src->nlog = 0;
+    src->log_whash = NULL;
+    src->log_split = 0;
     return 0;
 }
 
@@ -318,51 +453,124 @@ static int by_time(const void *a, const void *b, void *ctx)
 {
     const pp_profile *p = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint64_t tx = pp_profile_rec(p, x)->time_thread, ty = pp_profile_rec(p, y)->time_thread;
+    uint64_t tx = pp_profile_rec(p, x).time_ns, ty = pp_profile_rec(p, y).time_ns;
 
     if (tx != ty)
         return tx < ty ? -1 : 1;
     return (x > y) - (x < y);
 }
 
-int pp_thread_order_build(const pp_profile *p, pp_thread_order *o)
+/* Thread t's records in time order: usually they are already. */
+static void sort_by_time(const pp_profile *p, uint32_t *r, size_t n)
+{
+    for (size_t k = 1; k < n; k++)
+        if (pp_profile_rec(p, r[k]).time_ns < pp_profile_rec(p, r[k - 1]).time_ns) {
+            qsort_r(r, n, sizeof(*r), by_time, (void *)p);
+            return;
+        }
+}
+
+#define thread_of(rec) ((rec).thread_weight >> PP_LOG_WEIGHT_BITS)
+
+static int build_all(const pp_profile *p, pp_thread_order *o)
 {
     uint64_t *at;
 
-    o->recs = malloc((p->nlog ? p->nlog : 1) * sizeof(*o->recs));
+    o->all = malloc((p->nlog ? p->nlog : 1) * sizeof(*o->all));
     o->first = calloc((size_t)p->nthreads + 1, sizeof(*o->first));
     at = calloc((size_t)p->nthreads + 1, sizeof(*at));
-    if (!o->recs || !o->first || !at) {
+    if (!o->all || !o->first || !at) {
         free(at);
-        pp_thread_order_free(o);
         return -ENOMEM;
     }
-    for (uint64_t i = 0; i < p->nlog; i++)            /* counting sort by thread */
-        o->first[pp_rec_thread(pp_profile_rec(p, i)) + 1]++;
+    for (size_t c = 0; c < p->log_chunks; c++)       /* counting sort by thread */
+        for (uint32_t k = 0; k < p->log[c].n; k++)
+            o->first[thread_of(p->log[c].recs[k]) + 1]++;
     for (uint32_t t = 0; t < p->nthreads; t++)
         o->first[t + 1] += o->first[t];
     memcpy(at, o->first, ((size_t)p->nthreads + 1) * sizeof(*at));
-    for (uint64_t i = 0; i < p->nlog; i++)
-        o->recs[at[pp_rec_thread(pp_profile_rec(p, i))]++] = (uint32_t)i;
+    for (size_t c = 0; c < p->log_chunks; c++)
+        for (uint32_t k = 0; k < p->log[c].n; k++)
+            o->all[at[thread_of(p->log[c].recs[k])]++] = (uint32_t)(p->log[c].first + k);
     free(at);
-    for (uint32_t t = 0; t < p->nthreads; t++) {      /* usually in order already */
-        uint32_t *r = o->recs + o->first[t];
-        size_t n = (size_t)(o->first[t + 1] - o->first[t]);
-        for (size_t k = 1; k < n; k++)
-            if (pp_profile_rec(p, r[k])->time_thread < pp_profile_rec(p, r[k - 1])->time_thread) {
-                qsort_r(r, n, sizeof(*r), by_time, (void *)p);
-                break;
-            }
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        sort_by_time(p, o->all + o->first[t], (size_t)(o->first[t + 1] - o->first[t]));
+    return 0;
+}
+
+int pp_thread_order_build(const pp_profile *p, pp_thread_order *o)
+{
+    uint64_t scan = 0;
+    int rc;
+
+    memset(o, 0, sizeof(*o));
+    o->p = p;
+    o->thread = UINT32_MAX;
+    /* gathering each thread from its chunks reads those chunks whole */
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        for (uint32_t k = 0; k < p->threads[t].nchunks; k++)
+            scan += p->log[p->threads[t].chunks[k]].n;
+    if (scan <= 16 * p->nlog + CHUNK)
+        return 0;
+    if ((rc = build_all(p, o)) < 0)
+        pp_thread_order_free(o);
+    return rc;
+}
+
+int pp_thread_order_load(pp_thread_order *o, uint32_t thread)
+{
+    const pp_profile *p = o->p;
+    const pp_thread *t;
+    size_t n = 0;
+
+    if (thread >= p->nthreads)
+        return -EINVAL;
+    o->thread = thread;
+    if (o->all) {
+        o->recs = o->all + o->first[thread];
+        o->n = o->first[thread + 1] - o->first[thread];
+        return 0;
     }
+    t = &p->threads[thread];
+    for (uint32_t k = 0; k < t->nchunks; k++) {       /* counted, then gathered */
+        const pp_log_chunk *c = &p->log[t->chunks[k]];
+        for (uint32_t i = 0; i < c->n; i++)
+            n += thread_of(c->recs[i]) == thread;
+    }
+    if (n > o->own_cap) {
+        uint32_t *own = realloc(o->own, n * sizeof(*own));
+        if (!own) {
+            o->thread = UINT32_MAX;
+            o->n = 0;
+            return -ENOMEM;
+        }
+        o->own = own;
+        o->own_cap = n;
+    }
+    n = 0;
+    for (uint32_t k = 0; k < t->nchunks; k++) {
+        const pp_log_chunk *c = &p->log[t->chunks[k]];
+        for (uint32_t i = 0; i < c->n; i++)
+            if (thread_of(c->recs[i]) == thread)
+                o->own[n++] = (uint32_t)(c->first + i);
+    }
+    sort_by_time(p, o->own, n);
+    o->recs = o->own;
+    o->n = n;
     return 0;
 }
 
 void pp_thread_order_free(pp_thread_order *o)
 {
-    free(o->recs);
+    free(o->all);
     free(o->first);
-    o->recs = NULL;
+    free(o->own);
+    o->all = o->own = NULL;
     o->first = NULL;
+    o->recs = NULL;
+    o->n = 0;
+    o->own_cap = 0;
+    o->thread = UINT32_MAX;
 }
 
 /* ---- the markers by thread ---------------------------------------------- */

@@ -34,8 +34,8 @@ void pp_timeline_start(pp_timeline *tl, const pp_profile *p, const pp_thread_ord
 
     memset(tl, 0, sizeof(*tl));
     tl->p = p;
-    tl->recs = o->recs + o->first[thread];
-    tl->n = o->first[thread + 1] - o->first[thread];
+    tl->recs = o->recs;
+    tl->n = o->thread == thread ? o->n : 0;
     tl->run.stack = PP_NONE;
     tl->merge = merge;
     /* without time weights (cycles), a sample covers the thread's mean spacing */
@@ -43,24 +43,23 @@ void pp_timeline_start(pp_timeline *tl, const pp_profile *p, const pp_thread_ord
         tl->spacing = (t->last_ns - t->first_ns) / (t->samples - 1);
 }
 
-uint64_t pp_rec_value(const pp_profile *p, const pp_sample_rec *r)
+uint64_t pp_rec_value(const pp_profile *p, const pp_logged *r)
 {
     if (p->value != PP_VALUE_WALL || !p->period_ns)
         return 1;
-    return ((uint64_t)r->weight + p->period_ns / 2) / p->period_ns;
+    return (r->weight + p->period_ns / 2) / p->period_ns;
 }
 
 /* The next record as a span: its stack, start and duration. */
 static void next_rec(pp_timeline *tl, pp_span *s)
 {
-    const pp_sample_rec *r = pp_profile_rec(tl->p, tl->recs[tl->i++]);
-    uint64_t t = pp_rec_time_ns(tl->p, r);
-    uint64_t dur = tl->spacing ? tl->spacing : r->weight;
+    pp_logged r = pp_profile_rec(tl->p, tl->recs[tl->i++]);
+    uint64_t dur = tl->spacing ? tl->spacing : r.weight;
 
-    s->stack = r->stack;
+    s->stack = r.stack;
     s->dur_ns = dur;
-    s->start_ns = t > dur ? t - dur : 0;
-    s->value = pp_rec_value(tl->p, r);
+    s->start_ns = r.time_ns > dur ? r.time_ns - dur : 0;
+    s->value = pp_rec_value(tl->p, &r);
 }
 
 int pp_timeline_next(pp_timeline *tl, pp_span *out)

@@ -85,8 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (logged != p.samples || p.nlog < p.samples)
         abort();
     for (uint64_t i = 0; i < p.nlog; i++)
-        if (pp_profile_rec(&p, i)->stack >= p.nstacks ||
-            pp_rec_thread(pp_profile_rec(&p, i)) >= p.nthreads)
+        if (pp_profile_rec(&p, i).stack >= p.nstacks ||
+            pp_profile_rec(&p, i).thread >= p.nthreads)
             abort();
 
     /* the streamed parser, split anywhere, sees the same samples */

@@ -37,9 +37,9 @@ static void stack_text(const pp_profile *p, uint32_t si, char *buf, size_t cap)
                               p->frames[pp_stack_ids(p, s)[d]].label);
 }
 
-TEST(profile_log_record_is_16_bytes)
+TEST(profile_log_record_is_12_bytes)
 {
-    ASSERT_EQ_INT(sizeof(pp_sample_rec), 16);
+    ASSERT_EQ_INT(sizeof(pp_sample_rec), 12);
 }
 
 TEST(profile_log_keeps_each_sample_with_thread_and_time)
@@ -59,14 +59,14 @@ TEST(profile_log_keeps_each_sample_with_thread_and_time)
     /* the first span starts one period (1000 ns) before the first sample */
     ASSERT_EQ_UINT(p.time_base_ns, 5000100000ull - 1000);
     for (uint64_t i = 0; i < p.nlog; i++) {
-        const pp_sample_rec *r = pp_profile_rec(&p, i);
-        const pp_thread *t = &p.threads[pp_rec_thread(r)];
+        pp_logged r = pp_profile_rec(&p, i);
+        const pp_thread *t = &p.threads[r.thread];
         ASSERT_EQ_INT(t->pid, want[i].pid);
         ASSERT_EQ_INT(t->tid, want[i].tid);
         /* µs resolution: the time comes back to the microsecond */
-        ASSERT_EQ_UINT(pp_rec_time_ns(&p, r) / 1000, (5000100000ull + want[i].us * 1000) / 1000);
-        ASSERT_EQ_UINT(r->weight, 1000);
-        stack_text(&p, r->stack, buf, sizeof(buf));
+        ASSERT_EQ_UINT(r.time_ns / 1000, (5000100000ull + want[i].us * 1000) / 1000);
+        ASSERT_EQ_UINT(r.weight, 1000);
+        stack_text(&p, r.stack, buf, sizeof(buf));
         ASSERT_EQ_STR(buf, want[i].stack);
     }
     ASSERT_EQ_STR(p.threads[0].name, "MainThread");   /* a Python process's main thread */
@@ -84,7 +84,7 @@ static void assert_log_sums_to_stacks(const pp_profile *p)
     uint64_t n = 0;
 
     for (uint64_t i = 0; i < p->nlog; i++)
-        w[pp_profile_rec(p, i)->stack] += pp_profile_rec(p, i)->weight;
+        w[pp_profile_rec(p, i).stack] += pp_profile_rec(p, i).weight;
     for (uint32_t s = 0; s < p->nstacks; s++)
         ASSERT_EQ_UINT(w[s], p->stacks[s].period);
     for (uint32_t t = 0; t < p->nthreads; t++)
@@ -103,14 +103,14 @@ TEST(profile_log_follows_the_process_roots_rebuild)
     fold_text(&p, threads_text, NULL, NULL);
     ASSERT_EQ_UINT(p.nlog, 6);
     for (uint64_t i = 0; i < p.nlog; i++) {
-        const pp_sample_rec *r = pp_profile_rec(&p, i);
-        const pp_thread *t = &p.threads[pp_rec_thread(r)];
+        pp_logged r = pp_profile_rec(&p, i);
+        const pp_thread *t = &p.threads[r.thread];
         char root[64];
         snprintf(root, sizeof(root), "python3 (pid %d);", t->pid);
-        stack_text(&p, r->stack, buf, sizeof(buf));
+        stack_text(&p, r.stack, buf, sizeof(buf));
         ASSERT_TRUE(strncmp(buf, root, strlen(root)) == 0);
     }
-    stack_text(&p, pp_profile_rec(&p, 5)->stack, buf, sizeof(buf));
+    stack_text(&p, pp_profile_rec(&p, 5).stack, buf, sizeof(buf));
     ASSERT_EQ_STR(buf, "python3 (pid 100);idle (/app/x.py)");
     assert_log_sums_to_stacks(&p);
     ASSERT_EQ_STR(p.threads[1].name, "worker-1");     /* names survive the old arena */
@@ -177,12 +177,12 @@ TEST(profile_log_splits_weights_past_32_bits)
     ASSERT_EQ_INT(s, 0);
     ASSERT_EQ_UINT(p.nlog, 3);
     ASSERT_EQ_UINT(p.time_base_ns, 90000000000ull);
-    ASSERT_EQ_UINT(pp_profile_rec(&p, 0)->weight, UINT32_MAX);
-    ASSERT_EQ_UINT(pp_profile_rec(&p, 1)->weight, UINT32_MAX);
-    ASSERT_EQ_UINT(pp_profile_rec(&p, 2)->weight, 10000000000ull - 2ull * UINT32_MAX);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, 0).weight, UINT32_MAX);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, 1).weight, UINT32_MAX);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, 2).weight, 10000000000ull - 2ull * UINT32_MAX);
     /* each part logged when it ends, to the microsecond above */
-    ASSERT_EQ_UINT(pp_rec_time_ns(&p, pp_profile_rec(&p, 0)), 90000000000ull + (UINT32_MAX + 999ull) / 1000 * 1000);
-    ASSERT_EQ_UINT(pp_rec_time_ns(&p, pp_profile_rec(&p, 2)), 100000000000ull);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, 0).time_ns, 90000000000ull + (UINT32_MAX + 999ull) / 1000 * 1000);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, 2).time_ns, 100000000000ull);
     ASSERT_EQ_UINT(p.samples, 1);
     ASSERT_EQ_UINT(p.threads[0].samples, 1);
     assert_log_sums_to_stacks(&p);
@@ -191,38 +191,99 @@ TEST(profile_log_splits_weights_past_32_bits)
     pp_profile_free(&p);
 }
 
-TEST(profile_log_crosses_chunks_and_orders_by_thread)
+/* nthreads threads sampled in turn over a chunk and a half, the odd ones'
+ * times running backwards: each thread loaded alone has its own records,
+ * all of them, in time order. 1 when the order sorted the whole log. */
+static int order_check(uint32_t nthreads)
 {
     pp_profile p;
     pp_thread_order o;
     uint32_t f;
-    uint64_t n = (3u << PP_LOG_CHUNK_BITS) / 2;     /* a chunk and a half */
+    uint64_t n = (3u << PP_LOG_CHUNK_BITS) / 2, seen = 0;     /* a chunk and a half */
+    int all;
+
+    ASSERT_OK(pp_profile_init(&p));
+    f = (uint32_t)pp_profile_frame(&p, PP_FRAME_MARKER, "x", 1, NULL, 0, 0);
+    for (uint32_t t = 0; t < nthreads; t++)
+        ASSERT_EQ_INT(pp_profile_thread(&p, 1, (int32_t)t + 1, "a", 1), t);
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, "a", 1), 0);       /* interned */
+    for (uint64_t i = 0; i < n; i++)
+        ASSERT_EQ_INT(pp_profile_sample(&p, &f, 1, (uint32_t)(i % nthreads),
+                                        (i % nthreads) & 1 ? 1000000000ull - i * 1000
+                                                           : 500000000ull + i * 1000,
+                                        1000), 0);
+    ASSERT_EQ_UINT(p.nlog, n);
+    ASSERT_EQ_UINT(p.log_chunks, 2);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, n - 1).thread, (n - 1) % nthreads);
+    ASSERT_OK(pp_thread_order_build(&p, &o));
+    all = o.all != NULL;
+    for (uint32_t t = 0; t < nthreads; t++) {
+        ASSERT_OK(pp_thread_order_load(&o, t));
+        ASSERT_EQ_UINT(o.n, n / nthreads + (t < n % nthreads));
+        for (uint64_t k = 0; k < o.n; k++) {
+            pp_logged b = pp_profile_rec(&p, o.recs[k]);
+            ASSERT_EQ_UINT(b.thread, t);
+            if (k)
+                ASSERT_LE_INT(pp_profile_rec(&p, o.recs[k - 1]).time_ns, b.time_ns);
+        }
+        if (t == 1)        /* thread 1's latest record is its earliest */
+            ASSERT_EQ_UINT(pp_profile_rec(&p, o.recs[0]).time_ns,
+                           pp_profile_rec(&p, n - 1 - (n - 1 - 1) % nthreads).time_ns);
+        seen += o.n;
+    }
+    ASSERT_EQ_UINT(seen, n);
+    ASSERT_EQ_INT(pp_thread_order_load(&o, nthreads), -EINVAL);
+    pp_thread_order_free(&o);
+    pp_profile_free(&p);
+    return all;
+}
+
+TEST(profile_log_crosses_chunks_and_orders_by_thread)
+{
+    /* two threads: each gathered from its chunks alone */
+    ASSERT_EQ_INT(order_check(2), 0);
+    /* forty in every chunk: gathering each would read the log forty times,
+     * the whole log is sorted by thread once */
+    ASSERT_EQ_INT(order_check(40), 1);
+}
+
+/* What a chunk's records share (the µs their times count from, their
+ * distinct weights) ends a chunk early when a record does not fit: every
+ * record still reads back as it was logged, in order. */
+TEST(profile_log_starts_a_chunk_for_far_times_and_new_weights)
+{
+    pp_profile p;
+    uint32_t f;
+    uint64_t n = PP_LOG_WEIGHTS + 10, hour = 3600000000000ull;
 
     ASSERT_OK(pp_profile_init(&p));
     f = (uint32_t)pp_profile_frame(&p, PP_FRAME_MARKER, "x", 1, NULL, 0, 0);
     ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, "a", 1), 0);
     ASSERT_EQ_INT(pp_profile_thread(&p, 1, 2, "b", 1), 1);
-    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, "a", 1), 0);       /* interned */
-    for (uint64_t i = 0; i < n; i++)       /* thread 1's times run backwards */
-        ASSERT_EQ_INT(pp_profile_sample(&p, &f, 1, (uint32_t)(i & 1),
-                                        (i & 1) ? 1000000000ull - i * 1000 : 500000000ull + i * 1000,
-                                        1000), 0);
-    ASSERT_EQ_UINT(p.nlog, n);
+    /* distinct weights: past PP_LOG_WEIGHTS of them, a second chunk */
+    for (uint64_t i = 0; i < n; i++)
+        ASSERT_EQ_INT(pp_profile_sample(&p, &f, 1, (uint32_t)(i & 1), hour + i * 1000000,
+                                        1000 + i), 0);
     ASSERT_EQ_UINT(p.log_chunks, 2);
-    ASSERT_EQ_UINT(pp_profile_rec(&p, n - 1)->time_thread & 1, 1);
-    ASSERT_OK(pp_thread_order_build(&p, &o));
-    ASSERT_EQ_UINT(o.first[0], 0);
-    ASSERT_EQ_UINT(o.first[1], n / 2);
-    ASSERT_EQ_UINT(o.first[2], n);
-    for (int t = 0; t < 2; t++)
-        for (uint64_t k = o.first[t] + 1; k < o.first[t + 1]; k++) {
-            const pp_sample_rec *a = pp_profile_rec(&p, o.recs[k - 1]);
-            const pp_sample_rec *b = pp_profile_rec(&p, o.recs[k]);
-            ASSERT_EQ_UINT(pp_rec_thread(b), (uint64_t)t);
-            ASSERT_LE_INT(pp_rec_time_ns(&p, a), pp_rec_time_ns(&p, b));
-        }
-    ASSERT_EQ_UINT(o.recs[n / 2], n - 1);           /* thread 1's latest record is its earliest */
-    pp_thread_order_free(&o);
+    ASSERT_EQ_UINT(p.log[0].n, PP_LOG_WEIGHTS);
+    /* an hour later, then back: a chunk each (35 minutes each side of a base) */
+    ASSERT_EQ_INT(pp_profile_sample(&p, &f, 1, 1, 2 * hour, 1000), 0);
+    ASSERT_EQ_INT(pp_profile_sample(&p, &f, 1, 0, hour + 2000, 1000), 0);
+    ASSERT_EQ_INT(pp_profile_sample(&p, &f, 1, 0, hour + 3000, 1001), 0);
+    ASSERT_EQ_UINT(p.log_chunks, 4);
+    ASSERT_EQ_UINT(p.nlog, n + 3);
+    for (uint64_t i = 0; i < n; i++) {
+        pp_logged r = pp_profile_rec(&p, i);
+        ASSERT_EQ_UINT(r.time_ns, hour + i * 1000000);
+        ASSERT_EQ_UINT(r.weight, 1000 + i);
+        ASSERT_EQ_UINT(r.thread, i & 1);
+    }
+    ASSERT_EQ_UINT(pp_profile_rec(&p, n).time_ns, 2 * hour);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, n).thread, 1);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, n + 1).time_ns, hour + 2000);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, n + 2).time_ns, hour + 3000);
+    ASSERT_EQ_UINT(pp_profile_rec(&p, n + 2).weight, 1001);
+    assert_log_sums_to_stacks(&p);
     pp_profile_free(&p);
 }
 
@@ -369,10 +430,10 @@ TEST(profile_take_samples_remaps_every_record)
     ASSERT_EQ_UINT(dst.nlog, 30);
     ASSERT_EQ_UINT(dst.nthreads, 3);
     for (uint64_t i = 0; i < dst.nlog; i++) {
-        const pp_sample_rec *r = pp_profile_rec(&dst, i);
-        ASSERT_EQ_STR(dst.frames[pp_stack_ids(&dst, &dst.stacks[r->stack])[0]].name,
+        pp_logged r = pp_profile_rec(&dst, i);
+        ASSERT_EQ_STR(dst.frames[pp_stack_ids(&dst, &dst.stacks[r.stack])[0]].name,
                       names[i % 3]);
-        ASSERT_EQ_STR(dst.threads[pp_rec_thread(r)].name, names[i % 3]);
+        ASSERT_EQ_STR(dst.threads[r.thread].name, names[i % 3]);
     }
     assert_log_sums_to_stacks(&dst);
     ASSERT_EQ_INT(pp_profile_thread(&dst, 1, 2, NULL, 0), 1);        /* its index came along */
@@ -404,6 +465,7 @@ TEST(profile_timeline_overlap_does_not_drift)
     ASSERT_EQ_INT(pp_profile_sample(&p, &b, 1, 0, T + 10 * P + P / 2, P), 1); /* half inside */
     ASSERT_EQ_INT(pp_profile_sample(&p, &a, 1, 0, T + 11 * P + P / 2, P), 0);
     ASSERT_OK(pp_thread_order_build(&p, &o));
+    ASSERT_OK(pp_thread_order_load(&o, 0));
     pp_timeline_start(&tl, &p, &o, 0, 1);
     while (n < 4 && pp_timeline_next(&tl, &s[n]))
         n++;
@@ -437,6 +499,7 @@ TEST(profile_timeline_runs_and_gaps)
     ASSERT_EQ_INT(pp_profile_sample(&p, &bar, 1, 0, T + 3 * P + 40000000, P), 1);
     ASSERT_EQ_INT(pp_profile_sample(&p, &foo, 1, 0, T + 4 * P + 40000000, P), 0);
     ASSERT_OK(pp_thread_order_build(&p, &o));
+    ASSERT_OK(pp_thread_order_load(&o, 0));
     pp_timeline_start(&tl, &p, &o, 0, 1);
     while (n < 8 && pp_timeline_next(&tl, &s[n]))
         n++;
@@ -456,6 +519,9 @@ TEST(profile_timeline_runs_and_gaps)
     ASSERT_EQ_UINT(s[2].dur_ns, P);
     ASSERT_EQ_UINT(s[3].stack, 0);
     ASSERT_EQ_UINT(s[3].start_ns + s[3].dur_ns, T + 4 * P + 40000000);
+    pp_timeline_start(&tl, &p, &o, 1, 1);      /* not loaded: nothing */
+    ASSERT_EQ_INT(pp_timeline_next(&tl, &s[0]), 0);
+    ASSERT_OK(pp_thread_order_load(&o, 1));
     pp_timeline_start(&tl, &p, &o, 1, 1);
     ASSERT_EQ_INT(pp_timeline_next(&tl, &s[0]), 1);
     ASSERT_EQ_UINT(s[0].stack, 1);
