@@ -271,18 +271,20 @@ def find_pid(tag):
 
 
 def reading(pid):
-    """(cpu seconds, rss MB, hwm MB) of pid now."""
+    """(cpu seconds, rss MB, hwm MB, anonymous MB, file-backed MB) of pid
+    now: RssAnon is its heap; RssFile the BPF maps' pages, its libraries,
+    and the unwinder's mappings of the files the profiled processes map."""
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     cpu = (int(fields[11]) + int(fields[12])) / TICK
-    rss = hwm = 0
+    got = {}
     with open("/proc/%d/status" % pid) as f:
         for line in f:
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1]) / 1024
-            elif line.startswith("VmHWM:"):
-                hwm = int(line.split()[1]) / 1024
-    return cpu, rss, hwm
+            key = line.split(":", 1)[0]
+            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
+                got[key] = int(line.split()[1]) / 1024
+    return (cpu, got.get("VmRSS", 0), got.get("VmHWM", 0), got.get("RssAnon", 0),
+            got.get("RssFile", 0))
 
 
 def seen_line(said):
@@ -350,8 +352,8 @@ def run(a):
 
 
 def csv(readings):
-    return "seconds,cpu_s,rss_mb,hwm_mb\n" + "".join("%.0f,%.2f,%.1f,%.1f\n" % x
-                                                     for x in readings)
+    return "seconds,cpu_s,rss_mb,hwm_mb,anon_mb,file_mb\n" + "".join(
+        "%.0f,%.2f,%.1f,%.1f,%.1f,%.1f\n" % x for x in readings)
 
 
 def table(r):
@@ -360,8 +362,10 @@ def table(r):
     span = rd[-1][0] if rd else 1
     windows = [(rd[i][1] - rd[i - 6][1]) / (rd[i][0] - rd[i - 6][0])
                for i in range(6, len(rd))]           # each minute's share
-    late = [(t, rss) for t, _, rss, _ in rd if t >= min(300, span / 4)]
-    mid = rd[len(rd) // 2] if rd else (0, 0, 0, 0)
+    late = [(x[0], x[2]) for x in rd if x[0] >= min(300, span / 4)]
+    late_anon = [(x[0], x[4]) for x in rd if x[0] >= min(300, span / 4)]
+    mid = rd[len(rd) // 2] if rd else (0, 0, 0, 0, 0, 0)
+    first, last = (rd[0], rd[-1]) if rd else (mid, mid)
     busy_in = sum(1 for b in r["busy"] if r["pids"].get(b[1]))
     short = r["short"]
     short_in = [s for s in short if r["pids"].get(s[0])]
@@ -400,6 +404,12 @@ def table(r):
             rd[-1][2] if rd else 0, max(x[3] for x in rd) if rd else 0),
         "| RSS trend after the first %d s (least squares) | %+.1f MB per hour | flat |" % (
             min(300, span / 4), slope(late)),
+        "| of the RSS, anonymous (its heap) at the same three times; its trend | %.1f MB, "
+        "%.1f MB, %.1f MB; %+.1f MB per hour | |" % (first[4], mid[4], last[4],
+                                                     slope(late_anon)),
+        "| of the RSS, file-backed (the BPF rings, libraries, the unwinder's mappings of "
+        "the profiled processes' files) | %.1f MB, %.1f MB, %.1f MB | |" % (
+            first[5], mid[5], last[5]),
         "| busy processes in the profiles | %d of %d | all |" % (busy_in, len(r["busy"])),
         "| short-lived: started, not started (%d alive), not ended 30 s after | %d, %d, %d "
         "| 0 not started, 0 not ended |" % (a.cap, r["started"], r["not_started"],

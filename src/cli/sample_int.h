@@ -116,6 +116,7 @@ typedef struct state {
     char **labels;                 /* KEY=VALUE for every sample */
     int nlabels;
     double last_sweep;
+    double last_trim;              /* -a: the heap's free pages last given back */
     pp_every *every;               /* --every: where the intervals go */
     uint64_t every_ns, start_ns, next_ns;   /* the current interval (sample clock) */
     uint64_t stop_ns;              /* -d: when the recording ends (0: when stopped) */

@@ -81,6 +81,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1265,6 +1266,15 @@ static int host(state *st, unsigned flags, double duration)
             rotate(st, mono_ns());
         if (now_s() - st->last_sweep >= 1)
             sweep(st);
+        /* what the processes that came and went left free in the heap
+         * (their unwinders' ELF data, their code objects' names) given
+         * back each minute: without it the heap stays at its highest,
+         * and a host's busiest minute sets the memory for the rest of
+         * the run */
+        if (now_s() - st->last_trim >= 60) {
+            malloc_trim(0);
+            st->last_trim = now_s();
+        }
     }
     st->stopped = 1;
     return 0;

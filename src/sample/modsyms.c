@@ -23,6 +23,7 @@ struct pp__modsyms {
     size_t n;
     uint64_t bias;         /* the load bias of the module it was built from */
     char *names;           /* the names' own copies */
+    size_t names_bytes;
 };
 
 /* The end of the code section holding sym (at addr, in the module's
@@ -68,6 +69,7 @@ static int own(pp__modsyms *s)
         bytes += strlen(s->v[i].name) + 1;
     if (!(s->names = malloc(bytes ? bytes : 1)))
         return -1;
+    s->names_bytes = bytes;
     if (s->n && (at = realloc(s->v, s->n * sizeof(*s->v))))
         s->v = (msym *)at;                  /* the aliases dropped: give back */
     at = s->names;
@@ -152,6 +154,11 @@ const char *pp__modsyms_find_at(const pp__modsyms *s, uint64_t bias, uint64_t pc
         }
     }
     return NULL;
+}
+
+size_t pp__modsyms_bytes(const pp__modsyms *s)
+{
+    return sizeof(*s) + s->n * sizeof(*s->v) + s->names_bytes;
 }
 
 void pp__modsyms_free(pp__modsyms *s)

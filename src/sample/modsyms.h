@@ -29,6 +29,8 @@ pp__modsyms *pp__modsyms_build(Dwfl_Module *mod);
 const char *pp__modsyms_find(const pp__modsyms *s, uint64_t pc, uint64_t *start);
 const char *pp__modsyms_find_at(const pp__modsyms *s, uint64_t bias, uint64_t pc,
                                 uint64_t *start);
+/* The memory it holds, in bytes. */
+size_t pp__modsyms_bytes(const pp__modsyms *s);
 void pp__modsyms_free(pp__modsyms *s);
 
 #endif

@@ -10,7 +10,11 @@
  * a whole host runs the same libc and libpython in tens of processes, and
  * an index per process (with the separate debug file libdwfl opens for
  * the symbols) cost about 1 MB each, 700 MB in a 3-minute recording of 20
- * busy and 200 short-lived CPython processes a minute.
+ * busy and 200 short-lived CPython processes a minute. Those no module
+ * uses any more are kept up to SHARED_BYTES, the least recently used
+ * freed first: a host that runs for days keeps meeting new files (each
+ * rebuilt extension module, each interpreter's lib-dynload), and keeping
+ * every one made a whole-host recording's memory grow by the hour.
  *
  * perf's util/unwind-libdw.c makes a new Dwfl per sample and reports the
  * modules of each frame's map as the walk reaches it; the same calls are
@@ -40,6 +44,7 @@
 #define MAX_PROCS 256              /* processes kept; the least recently used goes */
 #define MAX_SHARED 256             /* files whose symbol index is shared; past it
                                       a module's own is made (and freed with it) */
+#define SHARED_BYTES (16u << 20)   /* indexes no module uses are kept up to this */
 #define REFRESH_NS 100000000ull    /* maps read again at most this often */
 
 typedef struct proc {
@@ -68,13 +73,16 @@ typedef struct shared_syms {
     unsigned char id[64];          /* its build-id */
     int idlen;
     pp__modsyms *s;
+    size_t bytes;                  /* pp__modsyms_bytes */
+    unsigned refs;                 /* modules that use it */
+    uint64_t used;                 /* last handed out (the unwinder's clock) */
 } shared_syms;
 
 struct pp_unwinder {
     proc *procs[MAX_PROCS];
     size_t nprocs, max_procs;
     shared_syms shared[MAX_SHARED];
-    size_t nshared;
+    size_t nshared, shared_bytes, shared_max;
     uint64_t clock;
     char vdso_path[64];            /* our own vDSO image (the kernel's, the same
                                       in every process), in a memfd; "" when none */
@@ -203,21 +211,26 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 /* ---- modules ---------------------------------------------------------------- */
 
-static int is_shared(const pp_unwinder *u, const pp__modsyms *s)
+/* s's entry among the shared indexes, or NULL (a module's own). */
+static shared_syms *shared_of(pp_unwinder *u, const pp__modsyms *s)
 {
     for (size_t i = 0; i < u->nshared; i++)
         if (u->shared[i].s == s)
-            return 1;
-    return 0;
+            return &u->shared[i];
+    return NULL;
 }
 
 static int free_syms(Dwfl_Module *mod, void **syms, const char *name, Dwarf_Addr start,
                      void *arg)
 {
+    shared_syms *x = *syms ? shared_of(arg, *syms) : NULL;
+
     (void)mod;
     (void)name;
     (void)start;
-    if (*syms && !is_shared(arg, *syms))
+    if (x)
+        x->refs--;
+    else if (*syms)
         pp__modsyms_free(*syms);
     *syms = NULL;
     return DWARF_CB_OK;
@@ -232,6 +245,27 @@ static void end_dwfl(pp_unwinder *u, Dwfl *d)
     }
 }
 
+/* Room for one more shared index of `bytes`: those no module uses freed,
+ * the least recently used first, while the kept ones exceed shared_max
+ * or every slot is taken. 1 when there is room. */
+static int make_room(pp_unwinder *u, size_t bytes)
+{
+    while (u->nshared == MAX_SHARED || u->shared_bytes + bytes > u->shared_max) {
+        size_t old = SIZE_MAX;
+
+        for (size_t i = 0; i < u->nshared; i++)
+            if (!u->shared[i].refs &&
+                (old == SIZE_MAX || u->shared[i].used < u->shared[old].used))
+                old = i;
+        if (old == SIZE_MAX)
+            return u->nshared < MAX_SHARED;   /* all in use: over the bound while they are */
+        u->shared_bytes -= u->shared[old].bytes;
+        pp__modsyms_free(u->shared[old].s);
+        u->shared[old] = u->shared[--u->nshared];
+    }
+    return 1;
+}
+
 /* mod's symbol index: the one of its file (by build-id), made from the
  * first module of it seen, else its own. NULL without memory. */
 static pp__modsyms *syms_of(pp_unwinder *u, Dwfl_Module *mod)
@@ -243,15 +277,22 @@ static pp__modsyms *syms_of(pp_unwinder *u, Dwfl_Module *mod)
 
     if (n > 0 && n <= (int)sizeof(u->shared[0].id))
         for (size_t i = 0; i < u->nshared; i++)
-            if (u->shared[i].idlen == n && memcmp(u->shared[i].id, id, (size_t)n) == 0)
+            if (u->shared[i].idlen == n && memcmp(u->shared[i].id, id, (size_t)n) == 0) {
+                u->shared[i].refs++;
+                u->shared[i].used = ++u->clock;
                 return u->shared[i].s;
+            }
     if (!(s = pp__modsyms_build(mod)))
         return NULL;
-    if (n > 0 && n <= (int)sizeof(u->shared[0].id) && u->nshared < MAX_SHARED) {
+    if (n > 0 && n <= (int)sizeof(u->shared[0].id) && make_room(u, pp__modsyms_bytes(s))) {
         shared_syms *x = &u->shared[u->nshared++];
         memcpy(x->id, id, (size_t)n);
         x->idlen = n;
         x->s = s;
+        x->bytes = pp__modsyms_bytes(s);
+        x->refs = 1;
+        x->used = ++u->clock;
+        u->shared_bytes += x->bytes;
     }
     return s;
 }
@@ -543,6 +584,7 @@ int pp_unwind_open(pp_unwinder **out)
         return -ENOMEM;
     vdso_copy(u);
     u->max_procs = MAX_PROCS;
+    u->shared_max = SHARED_BYTES;
     *out = u;
     return 0;
 }
@@ -552,6 +594,19 @@ void pp_unwind_limit(pp_unwinder *u, size_t procs)
     while (u->nprocs > procs)
         proc_free(u->procs[--u->nprocs]);
     u->max_procs = procs < 1 ? 1 : procs > MAX_PROCS ? MAX_PROCS : procs;
+}
+
+void pp_unwind_shared_limit(pp_unwinder *u, size_t bytes)
+{
+    u->shared_max = bytes;
+    make_room(u, 0);
+}
+
+size_t pp_unwind_shared(const pp_unwinder *u, size_t *bytes)
+{
+    if (bytes)
+        *bytes = u->shared_bytes;
+    return u->nshared;
 }
 
 void pp_unwind_forget(pp_unwinder *u, int pid)

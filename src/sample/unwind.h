@@ -63,6 +63,12 @@ int pp_unwind(pp_unwinder *u, const pp_sample *s, pp_native_frame *out, size_t c
  * recently sampled goes): each holds its own mappings of the files it
  * maps, 1 to 3 MB, and a whole host may run hundreds of processes. */
 void pp_unwind_limit(pp_unwinder *u, size_t procs);
+/* The symbol indexes shared by build-id that no process uses any more
+ * are kept up to bytes (16 MB unless said), the least recently used freed
+ * first; those in use are never freed. pp_unwind_shared: how many are
+ * kept, and their bytes. */
+void pp_unwind_shared_limit(pp_unwinder *u, size_t bytes);
+size_t pp_unwind_shared(const pp_unwinder *u, size_t *bytes);
 /* Drops what is known of pid (it exited, or exec'd). */
 void pp_unwind_forget(pp_unwinder *u, int pid);
 /* Reads pid's maps now, while it lives: a process whose samples may be

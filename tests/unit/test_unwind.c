@@ -122,6 +122,52 @@ TEST(unwind_names_a_real_stack_to_its_root)
     pp_unwind_close(u);
 }
 
+/* The symbol indexes a process's unwinding made stay for the next process
+ * of the same files once it is forgotten, and go when the bound says so;
+ * the twin: those still in use stay whatever the bound (freeing them would
+ * leave its modules' names dangling). Mutations: free_syms not giving its
+ * reference back -> the first red (1 kept after the bound 0); make_room
+ * ignoring refs -> the twin red (0 kept while in use). */
+static int unwind_again(pp_unwinder *u, const pp_sample *s, pp_native_frame *f)
+{
+    size_t n = 0;
+    unsigned flags;
+
+    return pp_unwind(u, s, f, 256, &n, &flags) == 0 && n > 0 ? 0 : -1;
+}
+
+TEST(unwind_shared_symbol_indexes_bounded_unless_in_use)
+{
+    pp_unwinder *u = NULL;
+    pp_native_frame f[256];
+    size_t kept, bytes;
+    pp_sample s;
+
+    capture(256 * 1024);
+    s = sample_of(snap.len);
+    ASSERT_OK(pp_unwind_open(&u));
+    ASSERT_OK(unwind_again(u, &s, f));
+    ASSERT_EQ_STR(f[0].sym, chain[0]);
+    kept = pp_unwind_shared(u, &bytes);
+    printf("indexes after one unwind: %zu (%zu bytes)\n", kept, bytes);
+    ASSERT_GE_INT(kept, 1);
+    pp_unwind_shared_limit(u, 0);            /* in use: all stay */
+    printf("in use, bound 0: %zu kept\n", pp_unwind_shared(u, NULL));
+    ASSERT_EQ_UINT(pp_unwind_shared(u, NULL), kept);
+    pp_unwind_forget(u, s.pid);
+    pp_unwind_shared_limit(u, 16u << 20);    /* unused, within the bound: kept */
+    printf("unused, bound 16 MB: %zu kept\n", pp_unwind_shared(u, NULL));
+    ASSERT_EQ_UINT(pp_unwind_shared(u, NULL), kept);
+    pp_unwind_shared_limit(u, 0);            /* unused, over it: freed */
+    printf("unused, bound 0: %zu kept\n", pp_unwind_shared(u, &bytes));
+    ASSERT_EQ_UINT(pp_unwind_shared(u, NULL), 0);
+    ASSERT_EQ_UINT(bytes, 0);
+    /* and made again for the next sample, named as before */
+    ASSERT_OK(unwind_again(u, &s, f));
+    ASSERT_EQ_STR(f[0].sym, chain[0]);
+    pp_unwind_close(u);
+}
+
 TEST(unwind_stops_where_the_stack_copy_ends)
 {
     pp_unwinder *u;
