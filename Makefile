@@ -149,7 +149,7 @@ $(BUILD)/obj/sample/collect.c.o: src/sample/collect.c $(HDRS) $(BUILD)/bpf/sampl
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc -I$(BUILD)/bpf -c $< -o $@
 
-$(BUILD)/libperfpy_bpf.a: $(BUILD)/obj/sample/collect.c.o
+$(BUILD)/libperfpy_bpf.a: $(BUILD)/obj/sample/collect.c.o $(BUILD)/obj/sample/dump_bpf.c.o
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/modsyms.c.o \

@@ -28,13 +28,18 @@ static void help(FILE *out)
             "the C and kernel frames under them. Nothing is installed in the program\n"
             "and no code runs in it. CPython 3.8 to 3.15.\n"
             "\n"
-            "How it is read (said in the output): every thread is stopped together\n"
-            "with ptrace for as long as its registers, stack and Python frames are\n"
-            "read (about a millisecond; the time is said), then let go. That needs\n"
-            "the right to trace PID: its own user (unless kernel.yama.ptrace_scope\n"
-            "forbids it), or root; root also gets each thread's whole kernel stack\n"
-            "(others the kernel function it waits in). A thread another tracer holds\n"
-            "(a debugger, strace) is read without stopping, without its C frames.\n"
+            "How it is read, the best way this machine allows (said in the output):\n"
+            "  sample mode (root, or CAP_BPF and CAP_PERFMON; a kernel with BPF and\n"
+            "      BTF): with BPF, the program is never stopped: each thread off the\n"
+            "      CPU is read where it waits, each one running in its next sample\n"
+            "  read mode (otherwise): every thread is stopped together with ptrace\n"
+            "      for as long as its registers, stack and Python frames are read\n"
+            "      (about a millisecond; the time is said), then let go. That needs\n"
+            "      the right to trace PID: its own user (unless kernel.yama.\n"
+            "      ptrace_scope forbids it), or root; root also gets each thread's\n"
+            "      whole kernel stack (others the kernel function it waits in). A\n"
+            "      thread another tracer holds (a debugger, strace) is read without\n"
+            "      stopping, without its C frames.\n"
             "\n"
             "options:\n"
             "  -p, --pid PID        the process (default: the operand PID)\n"
@@ -44,8 +49,12 @@ static void help(FILE *out)
             "                       strs, bytes, bools and None by value, other objects\n"
             "                       by their type (read from memory; default: off)\n"
             "  -s, --subprocesses   the program's descendants too (default: off)\n"
-            "      --nonblocking    never stop the program, even for a moment (no C\n"
-            "                       frames then; default: off)\n"
+            "      --nonblocking    never stop the program, even for a moment (in\n"
+            "                       read mode: no C frames then; sample mode never\n"
+            "                       stops it; default: off)\n"
+            "      --mode MODE      auto, sample (BPF; refused where it cannot load)\n"
+            "                       or read (ptrace) (default: auto: sample mode where\n"
+            "                       it loads, else read mode)\n"
             "      --no-native      Python frames only (default: C and kernel frames too)\n"
             "      --async          then asyncio's task tree (CPython 3.14+), as python3 -m\n"
             "                       asyncio pstree PID draws it: every task under the\n"
@@ -90,6 +99,8 @@ static int dump_option(int c, void *opts, pp_usage *u)
     case 'A':
         o->async = 1;
         break;
+    case 'M':
+        return pp_parse_live_mode(optarg, &o->mode, u);
     }
     return PP_PARSED_RUN;
 }
@@ -104,6 +115,7 @@ int pp_dump_parse(int argc, char **argv, pp_dump_cli *o, pp_usage *u)
         {"nonblocking", no_argument, NULL, 'B'},
         {"no-native", no_argument, NULL, 'N'},
         {"async", no_argument, NULL, 'A'},
+        {"mode", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -111,6 +123,7 @@ int pp_dump_parse(int argc, char **argv, pp_dump_cli *o, pp_usage *u)
     int rc;
 
     memset(o, 0, sizeof(*o));
+    o->mode = "auto";
     rc = pp_getopt_each(argc, argv, ":p:jlsh", opts, dump_option, o, u);
     if (rc != PP_PARSED_RUN)
         return rc;
@@ -135,7 +148,7 @@ int pp_cmd_dump(int argc, char **argv)
     pp_dump_cli o;
     pp_usage u;
     char libdir[PATH_MAX], helper[PATH_MAX + 16], why[512], said[1024], pid[32];
-    char *args[10];
+    char *args[11];
     int rc;
 
     if ((rc = pp_parsed("dump", pp_dump_parse(argc, argv, &o, &u), &u, help)) >= 0)
@@ -156,8 +169,9 @@ int pp_cmd_dump(int argc, char **argv)
     args[5] = o.nonblocking ? "1" : "0";
     args[6] = o.no_native ? "1" : "0";
     args[7] = o.async ? "1" : "0";
-    args[8] = pid;
-    args[9] = NULL;
+    args[8] = (char *)o.mode;
+    args[9] = pid;
+    args[10] = NULL;
     fflush(stdout);
     fflush(stderr);
     execv(helper, args);

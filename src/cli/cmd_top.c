@@ -58,8 +58,8 @@ static void help(FILE *out)
             "                       reason, [off-CPU: sleep], [off-CPU: I/O], [off-CPU:\n"
             "                       lock], [off-CPU: GIL], [off-CPU: waiting for a CPU],\n"
             "                       [off-CPU: other], ranked as functions are; a wait\n"
-            "                       counts in the interval it ends in (sample mode\n"
-            "                       only; default: CPU time)\n"
+            "                       longer than an interval counts in each (sample\n"
+            "                       mode only; default: CPU time)\n"
             "      --wall           the same as --idle (default: off)\n"
             "  -h, --help           this help\n"
             "\n"
@@ -89,11 +89,7 @@ static int top_option(int c, void *opts, pp_usage *u)
                                 "(1 to 100000), not '%s'", optarg);
         break;
     case 'M':
-        if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "sample") != 0 &&
-            strcmp(optarg, "read") != 0)
-            return pp_usage_set(u, "--mode is auto, sample or read, not '%s'", optarg);
-        o->mode = optarg;
-        break;
+        return pp_parse_live_mode(optarg, &o->mode, u);
     case 'W':
         o->wall = 1;
         break;

@@ -1,18 +1,21 @@
 /*
  * perfpy-sample --dump: `perfpy dump`'s reader (cmd_dump.c runs it as
  *
- *   perfpy-sample --dump JSON LOCALS SUBPROCESSES NONBLOCKING NO_NATIVE PID
+ *   perfpy-sample --dump JSON LOCALS SUBPROCESSES NONBLOCKING NO_NATIVE ASYNC MODE PID
  *
- * each flag 0 or 1), so that only perfpy-sample links elfutils. Each
- * process (PID, and with SUBPROCESSES its descendants) is read with every
- * thread stopped together by ptrace for as long as its registers and
- * Python frames are read (the time is measured and said), or with
- * NONBLOCKING never stopped and without native frames (dump.h). Then
+ * each flag 0 or 1, MODE auto, sample or read), so that only perfpy-sample
+ * links libbpf and elfutils. Each process (PID, and with SUBPROCESSES its
+ * descendants) is read in sample mode, by BPF, never stopped, where its
+ * program loads (MODE auto or sample); else with every thread stopped
+ * together by ptrace for as long as its registers and Python frames are
+ * read (the time is measured and said), or with NONBLOCKING never stopped
+ * and without native frames (dump.h). Then
  * one report per process on stdout, as text or as JSON (one object:
  * {"processes": [...]}); a process that cannot be read is one line on
  * stderr, and the exit status is 1 when none could be.
  */
 #include "cli.h"
+#include "sample/collect.h"
 #include "sample/dump.h"
 #include "sample/procs.h"
 #include "sample/pytables.h"
@@ -24,9 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#define DUMP_HZ 1000               /* a running thread's sample: each ms of its CPU */
+
 typedef struct dump_args {
     int json, locals, subprocesses, nonblocking, no_native, async;
     pid_t pid;
+    pp_collector *bpf;             /* sample mode's collector, or NULL */
 } dump_args;
 
 static double now_ms(void)
@@ -269,7 +275,7 @@ static int dump_one(const dump_args *a, pid_t pid, int *first)
         o.engine = PP_DUMP_NONBLOCKING;
     if ((rc = pp_dump_open(&d, pid, &e)) == 0) {
         test_pause();
-        rc = pp_dump_ptrace(&d, &o, &e);
+        rc = a->bpf ? pp_dump_bpf(&d, a->bpf, &o, &e) : pp_dump_ptrace(&d, &o, &e);
         if (rc == 0 && (rc = pp_dump_resolve(&d, &o)) != 0)
             pp_error_set(&e, rc, "out of memory");
     }
@@ -295,8 +301,9 @@ int pp__dump_main(int argc, char **argv)
     pp_proc_info procs[256];
     long n = 1;
     int first = 1, read = 0;
+    char why[512];
 
-    if (argc != 8) {
+    if (argc != 9) {
         fprintf(stderr, "perfpy-sample --dump is run by `perfpy dump`\n");
         return PP_EXIT_USAGE;
     }
@@ -306,7 +313,18 @@ int pp__dump_main(int argc, char **argv)
     a.nonblocking = strcmp(argv[4], "1") == 0;
     a.no_native = strcmp(argv[5], "1") == 0;
     a.async = strcmp(argv[6], "1") == 0;
-    a.pid = (pid_t)strtol(argv[7], NULL, 10);
+    a.pid = (pid_t)strtol(argv[8], NULL, 10);
+    a.bpf = NULL;
+    if (strcmp(argv[7], "read") != 0 &&
+        pp_collect_open(&a.bpf, DUMP_HZ, PP_COLLECT_SNAPSHOT, why, sizeof(why)) != 0) {
+        a.bpf = NULL;
+        if (strcmp(argv[7], "sample") == 0) {
+            fprintf(stderr, "perfpy: sample mode cannot read here (%s): it needs root, or "
+                    "the capabilities CAP_BPF and CAP_PERFMON, and a kernel with BPF and "
+                    "BTF; --mode read needs none of them\n", why);
+            return PP_EXIT_FAIL;
+        }
+    }
     procs[0].pid = a.pid;
     if (a.subprocesses && (n = pp_procs_tree(a.pid, procs, 256)) <= 0)
         n = 1;                      /* the process itself says why it cannot be read */
@@ -324,6 +342,7 @@ int pp__dump_main(int argc, char **argv)
     }
     if (a.json)
         fputs("]}\n", stdout);
+    pp_collect_close(a.bpf);
     if (pp_close_stdout() != 0)
         return PP_EXIT_FAIL;
     return read ? 0 : PP_EXIT_FAIL;

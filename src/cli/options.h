@@ -120,6 +120,9 @@ int pp_getopt_error(int c, int argc, char **argv, pp_usage *u);
 void pp_getopt_reset(void);
 /* A whole number in [lo, hi]: 0, or -1. */
 int pp_parse_long(const char *s, long lo, long hi, long *out);
+/* --mode of dump and top: auto, sample or read into *mode. PP_PARSED_RUN,
+ * or a usage error. */
+int pp_parse_live_mode(const char *s, const char **mode, pp_usage *u);
 /* --processes WHEN: "auto", "split", "merge" -> PP_PROCESSES_* (fold.h), else -1. */
 /* The help of the folding options record and report share (--processes,
  * --show-perfpy, --threads), the option names padded to width columns. */
@@ -131,6 +134,7 @@ typedef struct pp_dump_cli {
     long pid;
     int json, locals, subprocesses, nonblocking, no_native;
     int async;                 /* --async: asyncio's task tree too */
+    const char *mode;          /* "auto", "sample" (BPF) or "read" (ptrace) */
 } pp_dump_cli;
 int pp_dump_parse(int argc, char **argv, pp_dump_cli *o, pp_usage *u);
 

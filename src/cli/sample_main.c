@@ -915,6 +915,18 @@ static void rotate(state *st, uint64_t t)
     }
 }
 
+/* perfpy top --idle: the waits still going on end with the interval, and
+ * each thread still blocked is captured again for the next (the task
+ * iterator's two passes, as at the recording's end and start), so that a
+ * thread blocked for longer than an interval shows in each. */
+static void top_cut_waits(state *st)
+{
+    for (size_t i = 0; i < st->nprocs; i++)
+        if (pp_collect_threads(st->c, st->procs[i].pid, 1) == 0)
+            pp_collect_threads(st->c, st->procs[i].pid, 0);
+    take(st, 0);
+}
+
 /* perfpy top: the view opened once the program is followed (what went
  * wrong before is said on the normal screen), its keys read, and each
  * interval shown once it is over, the next begun. */
@@ -931,6 +943,8 @@ static void top_tick(state *st)
         interrupted = 1;
     if (now < st->next_ns)
         return;
+    if (st->wall)
+        top_cut_waits(st);
     seal(st, st->prof, st->start_ns, now);
     lost = pp_collect_lost(st->c);
     c.seconds = (double)(now - st->start_ns) / 1e9;

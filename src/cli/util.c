@@ -190,6 +190,18 @@ int pp_option_processes(const char *arg, int *out, pp_usage *u)
     return pp_usage_set(u, "--processes must be auto, split or merge, not '%s'", arg);
 }
 
+int pp_parse_live_mode(const char *s, const char **mode, pp_usage *u)
+{
+    static const char *const names[] = {"auto", "sample", "read"};
+
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *mode = names[i];
+            return PP_PARSED_RUN;
+        }
+    return pp_usage_set(u, "--mode is auto, sample or read, not '%s'", s);
+}
+
 void pp_help_fold_options(FILE *out, int width)
 {
     static const char *const lines[][4] = {

@@ -48,6 +48,7 @@ struct pp_collector {
     task_event *ev;
     size_t nev, cap;
     int freq, ncpu, wall;
+    int snapshot;                   /* perfpy dump: the task iterator alone */
     pp_collect_fn fn;
     pp_collect_event_fn event_fn;
     void *ctx;
@@ -272,7 +273,7 @@ static int open_and_load(pp_collector *c)
     wall_progs[2] = k->progs.pp_on_sys_exit;
     wall_progs[3] = k->progs.pp_iter_threads;
     for (int i = 0; i < 4; i++)
-        bpf_program__set_autoload(wall_progs[i], c->wall != 0);
+        bpf_program__set_autoload(wall_progs[i], c->wall != 0 || (i == 3 && c->snapshot));
     bpf_program__set_autoattach(k->progs.pp_iter_threads, false);   /* run on demand */
     return pp_sample_bpf__load(k) != 0 ? (-errno ? -errno : -EPERM) : 0;
 }
@@ -289,6 +290,7 @@ int pp_collect_open(pp_collector **out, int freq, int flags, char *why, size_t l
     c->ncpu = libbpf_num_possible_cpus();
     c->freq = freq;
     c->wall = (flags & PP_COLLECT_WALL) != 0;
+    c->snapshot = (flags & PP_COLLECT_SNAPSHOT) != 0;
     if (c->ncpu <= 0) {
         pp_collect_close(c);
         return -ENOMEM;
@@ -490,7 +492,8 @@ uint64_t pp_collect_lost(const pp_collector *c)
     return pp_collect_count(c, PP_BPF_N_LOST);
 }
 
-int pp_collect_threads(pp_collector *c, pid_t pid, int end)
+/* The task iterator over pid's threads, once. 0 or -errno. */
+static int run_iter(pp_collector *c, pid_t pid)
 {
     LIBBPF_OPTS(bpf_iter_attach_opts, o);
     union bpf_iter_link_info li;
@@ -499,13 +502,10 @@ int pp_collect_threads(pp_collector *c, pid_t pid, int end)
     int fd, rc = 0;
     ssize_t n;
 
-    if (!c->wall)
-        return -EINVAL;
     memset(&li, 0, sizeof(li));
     li.task.pid = (__u32)pid;          /* the threads of this process only */
     o.link_info = &li;
     o.link_info_len = sizeof(li);
-    c->skel->bss->iter_end = end ? 1 : 0;
     if (!(link = bpf_program__attach_iter(c->skel->progs.pp_iter_threads, &o)))
         return errno ? -errno : -EINVAL;
     if ((fd = bpf_iter_create(bpf_link__fd(link))) < 0) {
@@ -519,6 +519,22 @@ int pp_collect_threads(pp_collector *c, pid_t pid, int end)
     }
     bpf_link__destroy(link);
     return rc;
+}
+
+int pp_collect_threads(pp_collector *c, pid_t pid, int end)
+{
+    if (!c->wall)
+        return -EINVAL;
+    c->skel->bss->iter_end = end ? 1 : 0;
+    return run_iter(c, pid);
+}
+
+int pp_collect_snapshot(pp_collector *c, pid_t pid)
+{
+    if (!c->snapshot)
+        return -EINVAL;
+    c->skel->bss->iter_snapshot = 1;
+    return run_iter(c, pid);
 }
 
 void pp_collect_on_code(pp_collector *c, pp_collect_code_fn fn, void *ctx)

@@ -24,7 +24,7 @@ typedef struct pp_collector pp_collector;
  * records of kind PP_BPF_OFF_* and PP_BPF_EV_WALL_END events. 0, or
  * -errno with a message in why (size len): what is missing (privileges,
  * BPF, BTF) and what to do. */
-enum { PP_COLLECT_WALL = 1 };
+enum { PP_COLLECT_WALL = 1, PP_COLLECT_SNAPSHOT = 2 };
 int pp_collect_open(pp_collector **out, int freq, int flags, char *why, size_t len);
 /* Samples pid's threads from now on, reading its Python frames with o and
  * the _PyRuntime address runtime (0 and o NULL: not yet; set it once known).
@@ -77,6 +77,12 @@ uint64_t pp_collect_missed_ns(const pp_collector *c);
  * counted from now; end 1 (before the last poll): each stretch still
  * open ends now and is handed over. 0 or -errno. */
 int pp_collect_threads(pp_collector *c, pid_t pid, int end);
+/* perfpy dump (opened with PP_COLLECT_SNAPSHOT: the task iterator without
+ * wall-clock mode): each of pid's threads off the CPU not captured by an
+ * earlier call is captured now, from outside (a record of kind
+ * PP_BPF_OFF_OPEN, no end record follows); those on a CPU come in their
+ * cpu-clock samples. 0 or -errno. */
+int pp_collect_snapshot(pp_collector *c, pid_t pid);
 void pp_collect_close(pp_collector *c);
 
 #endif

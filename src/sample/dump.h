@@ -12,9 +12,11 @@
  *                                             kernel stack for root)
  *   read only (--nonblocking, or ptrace       Python frames and the kernel
  *     refused: another tracer)                function; no native frames
- *
- * A BPF engine (a task iterator: kernel stack, registers and memory of
- * every thread without stopping it) would fill the same pp_dump_thread.
+ *   BPF (sample mode: root, or CAP_BPF and    user registers, stack copy,
+ *     CAP_PERFMON), never stopped: a thread   Python frames and whole kernel
+ *     off the CPU from outside by the task    stack of each thread, each
+ *     iterator, one on a CPU in its own       read where it is (dump_bpf.c)
+ *     cpu-clock sample
  *
  * Then one way for all (dump.c): each thread's state and system call from
  * /proc, its Python frames named (pycode.c) at their executing lines, its
@@ -46,7 +48,7 @@
 #define PP_DUMP_LOCALS 256         /* locals kept per frame */
 
 typedef enum pp_dump_engine {
-    PP_DUMP_BPF = 0,               /* a BPF task iterator: never stopped (not yet) */
+    PP_DUMP_BPF = 0,               /* a BPF task iterator: never stopped */
     PP_DUMP_PTRACE = 1,            /* stopped while its threads are read */
     PP_DUMP_NONBLOCKING = 2,       /* never stopped, no native frames */
 } pp_dump_engine;
@@ -124,6 +126,20 @@ int pp_dump_open(pp_dump *d, pid_t pid, pp_error *e);
 /* The ptrace engine (and the non-blocking one): fills each thread's
  * registers, stack, Python frames and kernel names. 0 or -errno (e). */
 int pp_dump_ptrace(pp_dump *d, const pp_dump_opts *o, pp_error *e);
+
+/* The BPF engine (dump_bpf.c): the same, nothing stopped. c is a
+ * collector opened with PP_COLLECT_SNAPSHOT (collect.h), for one dump.
+ * 0 or -errno (e). */
+struct pp_collector;
+int pp_dump_bpf(pp_dump *d, struct pp_collector *c, const pp_dump_opts *o, pp_error *e);
+
+/* What /proc says of t: its state letter, system call and arguments, and
+ * the kernel functions it waits in (the whole stack for root, else
+ * wchan). */
+void pp_dump_proc_state(pp_dump *d, pp_dump_thread *t);
+
+/* Which of d's Python threads holds the GIL now (their py.tstate read). */
+void pp_dump_gil_holder(pp_dump *d);
 
 /* The locals of each of t's Python frames into t->locals (an engine calls
  * it while the frames are as it read them). 0 or -ENOMEM. */

@@ -65,7 +65,7 @@ static long proc_text(pid_t pid, pid_t tid, const char *what, char *buf, size_t 
 
 /* Its state letter, system call and the kernel functions it waits in:
  * the whole kernel stack when /proc lets us read it (root), else wchan. */
-static void proc_state(pp_dump *d, pp_dump_thread *t)
+void pp_dump_proc_state(pp_dump *d, pp_dump_thread *t)
 {
     char buf[4096], *p, *line;
     long long nr;
@@ -133,11 +133,11 @@ static void take_regs(pp_dump *d, pp_dump_thread *t, const struct user_regs_stru
     t->native = 1;
 }
 
-/* Which thread holds the GIL, read while every thread is stopped: the GIL
- * state's `locked` and `last_holder` (the PyThreadState that took it
- * last), py-spy's --gil test. Left unknown (-1) without those offsets (a
- * free-threaded build has no GIL). */
-static void gil_holder(pp_dump *d)
+/* Which thread holds the GIL (here read while every thread is stopped):
+ * the GIL state's `locked` and `last_holder` (the PyThreadState that took
+ * it last), py-spy's --gil test. Left unknown (-1) without those offsets
+ * (a free-threaded build has no GIL). */
+void pp_dump_gil_holder(pp_dump *d)
 {
     const pp_py_offsets *o = &d->layout.off;
     uint64_t gil = 0, holder = 0;
@@ -186,7 +186,7 @@ static int python_frames(pp_dump *d, const pp_dump_opts *o, const uint64_t *fsba
 out:
     free(th);
     if (n > 0 && !rc)
-        gil_holder(d);
+        pp_dump_gil_holder(d);
     return n == -ESRCH ? -ESRCH : rc;
 }
 
@@ -239,7 +239,7 @@ int pp_dump_ptrace(pp_dump *d, const pp_dump_opts *o, pp_error *e)
         return pp_error_set(e, -ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < d->nthreads; i++)
-        proc_state(d, &d->threads[i]);
+        pp_dump_proc_state(d, &d->threads[i]);
     d->engine = o->engine == PP_DUMP_NONBLOCKING ? PP_DUMP_NONBLOCKING : PP_DUMP_PTRACE;
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, &old);

@@ -92,6 +92,9 @@ extern int bpf_task_work_schedule_resume(struct task_struct *task, struct bpf_ta
 
 /* Set by user space before it runs the task iterator at the end. */
 volatile __u32 iter_end = 0;
+/* Set by perfpy dump (collect.c's pp_collect_snapshot), which loads the
+ * iterator without wall-clock mode: each thread off the CPU captured once. */
+volatile __u32 iter_snapshot = 0;
 
 /* Wall-clock mode: the time off the CPU around switches the tracepoint did
  * not report, whose stack could not be had (user space reads it). */
@@ -480,7 +483,12 @@ int BPF_PROG(pp_on_sys_exit, struct pt_regs *regs, long ret)
 
 /* Run by user space over a target's threads (a task iterator): at attach
  * (iter_end 0), each thread blocked now is captured, its stretch open from
- * now; at the end (iter_end 1), each stretch still open is closed now. */
+ * now; at the end (iter_end 1), each stretch still open is closed now.
+ * For perfpy dump (iter_snapshot), each thread off the CPU (blocked, or
+ * preempted: its user registers saved) is captured as it is, once across
+ * the passes user space makes (its out_ns marks it: no switch is followed
+ * then); a thread on a CPU is left to its cpu-clock sample. One call of
+ * capture_open for both: each call inlines the whole Python reader. */
 SEC("iter.s/task")
 int pp_iter_threads(struct bpf_iter__task *ctx)
 {
@@ -498,11 +506,13 @@ int pp_iter_threads(struct bpf_iter__task *ctx)
         return 0;
     now = bpf_ktime_get_ns();
     state = task->__state;
-    if (!iter_end) {
-        if (state == TASK_RUNNING_STATE || !(th = thread_of(task, 1)) || th->out_ns ||
-            !capture_open(ctx, task, state, 1))
+    if (!iter_end || iter_snapshot) {
+        if ((iter_snapshot ? task->on_cpu : state == TASK_RUNNING_STATE) ||
+            !(th = thread_of(task, 1)) || th->out_ns || !capture_open(ctx, task, state, 1))
             return 0;               /* running, already seen to stop, or no room */
         th->out_ns = now;
+        if (iter_snapshot)
+            return 0;
         th->out_cpu = cpu_of(task);
         th->wake_ns = 0;
         th->state = state;
@@ -530,5 +540,10 @@ int pp_iter_threads(struct bpf_iter__task *ctx)
     }
     th->out_ns = 0;
     th->open_p = 0;
+    /* counted up to now: if the recording goes on (perfpy top cuts the
+     * waits at each interval), a thread still runnable is off the CPU
+     * from now, as if it had run until now */
+    th->in_ns = now;
+    th->in_cpu = cpu_of(task);
     return 0;
 }

@@ -3,7 +3,7 @@
  * called as the command line would call them, without running anything.
  *
  *   input  = CMD ARG '\0' ARG '\0' ...      CMD: one byte, the subcommand
- *            (run, record, report, jitdump, doctor, __exec); the arguments
+ *            (run, record, report, jitdump, doctor, __exec, dump, top); the arguments
  *            follow argv[0] = the subcommand's name; at most 64 of them
  *
  *   libFuzzer: scripts/fuzz (make fuzz) builds build-fuzz/fuzz-options
@@ -30,7 +30,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const names[] = {"run", "record", "report", "jitdump", "doctor", "__exec"};
+static const char *const names[] = {"run", "record", "report", "jitdump", "doctor", "__exec",
+                                     "dump", "top"};
 
 typedef struct answer {
     int rc;
@@ -135,6 +136,34 @@ static void check(int cmd, int argc, char **argv, answer *a)
         }
         break;
     }
+    case 6: {
+        pp_dump_cli o;
+        a->rc = pp_dump_parse(argc, argv, &o, &u);
+        if (a->rc == PP_PARSED_RUN) {
+            if (o.pid < 1 || o.pid > INT32_MAX || (o.async && o.json) ||
+                (strcmp(o.mode, "auto") && strcmp(o.mode, "sample") && strcmp(o.mode, "read")))
+                abort();
+            h = str(mix(h, (uint64_t)o.pid), o.mode);
+            h = mix(h, (uint64_t)(o.async * 32 + o.json * 16 + o.locals * 8 +
+                                  o.subprocesses * 4 + o.nonblocking * 2 + o.no_native));
+        }
+        break;
+    }
+    case 7: {
+        pp_top_cli o;
+        a->rc = pp_top_parse(argc, argv, &o, &u);
+        if (a->rc == PP_PARSED_RUN) {
+            if ((!o.argv) == (!o.pid) || o.pid < 0 || o.rate < 1 || o.rate > 100000 ||
+                !(o.interval >= 0.1 && o.interval <= 3600) ||
+                (o.wall && strcmp(o.mode, "read") == 0))
+                abort();
+            h = str(mix(mix(mix(h, (uint64_t)o.pid), (uint64_t)o.rate), (uint64_t)o.wall),
+                    o.mode);
+            if (o.argv)
+                h = program(h, o.argv);
+        }
+        break;
+    }
     default: {
         pp_exec_opts o;
         a->rc = pp_exec_parse(argc, argv, &o, &u);
@@ -181,7 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size == 0)
         return 0;
-    cmd = data[0] % 6;
+    cmd = data[0] % 8;
     data++;
     size--;
     buf1 = malloc(size + 1);

@@ -3,14 +3,15 @@
     python3 tests/fuzz/make_options_corpus.py tests/fuzz/corpus/options
 
 Each file is one byte naming the subcommand (0 run, 1 record, 2 report,
-3 jitdump, 4 doctor, 5 __exec) and its arguments separated by NUL bytes:
+3 jitdump, 4 doctor, 5 __exec, 6 dump, 7 top) and its arguments separated by NUL bytes:
 the usual command lines, every option with good and bad values, missing
 values, option groups, "--", and the ones that found bugs.
 """
 import os
 import sys
 
-CMDS = {"run": 0, "record": 1, "report": 2, "jitdump": 3, "doctor": 4, "__exec": 5}
+CMDS = {"run": 0, "record": 1, "report": 2, "jitdump": 3, "doctor": 4, "__exec": 5,
+        "dump": 6, "top": 7}
 LINES = {
     "run-plain": ("run", ["--", "python3", "app.py"]),
     "run-mode-jit": ("run", ["--mode", "jit", "--", "python3", "app.py", "-x"]),
@@ -61,6 +62,20 @@ LINES = {
     "exec-bad-fd": ("__exec", ["--stderr-fd", "2", "--", "python3"]),
     "exec-fd-junk": ("__exec", ["--pid-fd", "1x"]),
     "exec-nothing": ("__exec", ["--stderr-fd", "12"]),
+    "dump-plain": ("dump", ["4242"]),
+    "dump-all": ("dump", ["--json", "--locals", "-s", "--nonblocking", "--no-native",
+                          "--mode", "read", "-p", "4242"]),
+    "dump-twice": ("dump", ["-p", "1", "2"]),
+    "dump-not-a-pid": ("dump", ["12x"]),
+    "dump-mode-bad": ("dump", ["--mode", "fast", "1"]),
+    "dump-async-json": ("dump", ["--async", "--json", "1"]),
+    "dump-nothing": ("dump", []),
+    "top-pid": ("top", ["-p", "4242", "-r", "199", "-i", "0.5", "--idle"]),
+    "top-program": ("top", ["--mode", "read", "--", "python3", "-c", "pass"]),
+    "top-both": ("top", ["-p", "1", "python3"]),
+    "top-interval-bad": ("top", ["-i", "nan", "-p", "1"]),
+    "top-idle-read": ("top", ["--idle", "--mode", "read", "-p", "1"]),
+    "top-nothing": ("top", []),
 }
 
 

@@ -1,8 +1,10 @@
 """perfpy dump PID: what every thread of a running program is doing now.
 
-What a user sees, on every interpreter of the world, read both ways
-(ptrace: every thread stopped together for the time it says, C frames
-included; --nonblocking: never stopped, Python and kernel frames):
+What a user sees, on every interpreter of the world, read every way the
+machine allows (sample mode, as root: BPF, never stopped, C and kernel
+frames; read mode: ptrace, every thread stopped together for the time it
+says, C frames included; read mode --nonblocking: never stopped, Python and
+kernel frames):
 a deadlock (two threads each holding one lock and waiting for the other, the
 main thread sleeping) shows the three threads by threading's names, the two
 waiting in the futex system call with the kernel's futex frames above their
@@ -87,14 +89,20 @@ class DumpTest(TempDirTest):
         raise AssertionError("the program wrote no status in %s s" % wait)
 
 
+def sample_mode_here():
+    return os.geteuid() == 0 and run([SAMPLER, "--check"]).returncode == 0
+
+
 def modes():
-    """The ways perfpy dump reads: ptrace (every thread stopped together for
-    the time it says) and --nonblocking (never stopped, no C frames)."""
-    return ["ptrace", "nonblocking"]
+    """The ways perfpy dump reads: sample mode where BPF loads (never
+    stopped), ptrace (every thread stopped together for the time it says)
+    and --nonblocking (never stopped, no C frames)."""
+    return (["sample"] if sample_mode_here() else []) + ["ptrace", "nonblocking"]
 
 
 def mode_args(mode):
-    return ["--nonblocking"] if mode == "nonblocking" else []
+    return {"sample": ["--mode", "sample"], "ptrace": ["--mode", "read"],
+            "nonblocking": ["--mode", "read", "--nonblocking"]}[mode]
 
 
 def threads_by_name(proc):
@@ -123,7 +131,7 @@ class Deadlock(DumpTest):
             self.assertEqual((top["name"], top["line"]), (func, line_of(path, marker)),
                              (label, top))
             native = [f["name"] for f in t["frames"] if f["kind"] == "native"]
-            if mode == "ptrace":
+            if mode != "nonblocking":
                 self.assertTrue(native, (label, t["frames"]))
             else:
                 self.assertEqual(native, [], (label, t["frames"]))
@@ -162,7 +170,7 @@ class Deadlock(DumpTest):
                     stopped = proc["stopped_ms"]
                     note("%s, %s: 3 threads; stopped %.2f ms; dump %.0f ms"
                          % (py.label, mode, stopped, proc["took_ms"]))
-                    if mode == "nonblocking":
+                    if mode != "ptrace":
                         self.assertEqual(stopped, 0.0)
                     else:
                         self.assertGreater(stopped, 0.0)
@@ -179,7 +187,10 @@ class Deadlock(DumpTest):
         p = run([PERFPY, "dump", str(target.pid)])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stdout, r"(?m)^Process %d: " % target.pid)
-        self.assertRegex(p.stdout, r"every thread stopped together for \d+\.\d+ ms")
+        # the best way here, by default
+        self.assertRegex(p.stdout, r"Read with sample mode \(BPF\): the program was not "
+                         r"stopped" if sample_mode_here() else
+                         r"Read with ptrace: every thread stopped together for \d+\.\d+ ms")
         self.assertRegex(p.stdout, r'(?m)^Thread \d+ \(waiting in futex\): "first"$')
         self.assertRegex(p.stdout, r'(?m)^    first \(%s:%d\)$'
                          % (re.escape(DEADLOCK), line_of(DEADLOCK, "waits for b")))
@@ -206,12 +217,12 @@ class Deadlock(DumpTest):
                 target.wait()
 
     def test_locals_int_str_and_list(self):
-        for py in interpreters():
-            with self.subTest(py=py.label):
-                status = os.path.join(self.tmp, "status-" + py.label)
+        for py, mode in [(py, mode) for py in interpreters() for mode in modes()]:
+            with self.subTest(py=py.label, mode=mode):
+                status = os.path.join(self.tmp, "status-%s-%s" % (py.label, mode))
                 target = self.start([py.path, DEADLOCK, status])
                 self.status(status)
-                p, doc = self.dump(target.pid, "--locals")
+                p, doc = self.dump(target.pid, "--locals", *mode_args(mode))
                 self.assertEqual(p.returncode, 0, p.stderr)
                 main = python_frames(threads_by_name(doc["processes"][0])["MainThread"])[0]
                 loc = {l["name"]: l for l in main["locals"]}
@@ -239,7 +250,7 @@ class Gil(DumpTest):
                     time.sleep(0.05)
                 held = []
                 for _ in range(5):
-                    p, doc = self.dump(target.pid)
+                    p, doc = self.dump(target.pid)      # the best way here
                     self.assertEqual(p.returncode, 0, p.stderr)
                     names = threads_by_name(doc["processes"][0])
                     self.assertIs(names["napper"]["gil"], False)
@@ -317,15 +328,23 @@ class BadInput(DumpTest):
         self.assertEqual(proc["engine"], "ptrace")
         self.assertEqual(python_frames(proc["threads"][0])[0]["name"], "nap")
         note("as nobody: its own process read with ptrace, stopped %.2f ms" % proc["stopped_ms"])
+        # sample mode asked for where BPF is not allowed: refused in one line
+        p = run(NOBODY + [perfpy, "dump", "--mode", "sample", str(own.pid)])
+        self.one_line(p, r"sample mode cannot read here \(.*\): it needs root, or the "
+                      r"capabilities CAP_BPF and CAP_PERFMON")
+        self.assertIsNone(own.poll())
 
     def test_a_process_that_ends_during_the_dump(self):
         py = interpreters()[-1]
-        target = self.start([py.path, "-c", "import time; time.sleep(1.0)"])
-        time.sleep(0.5)
-        # the dump waits between finding the program and reading it
-        p = run([PERFPY, "dump", str(target.pid)], env={"PERFPY_DUMP_TEST_PAUSE_MS": "1500"})
-        self.one_line(p, r"the process %d ended during the dump" % target.pid)
-        self.assertEqual(target.wait(), 0)
+        for mode in modes():
+            with self.subTest(mode=mode):
+                target = self.start([py.path, "-c", "import time; time.sleep(1.0)"])
+                time.sleep(0.5)
+                # the dump waits between finding the program and reading it
+                p = run([PERFPY, "dump"] + mode_args(mode) + [str(target.pid)],
+                        env={"PERFPY_DUMP_TEST_PAUSE_MS": "1500"})
+                self.one_line(p, r"the process %d ended during the dump" % target.pid)
+                self.assertEqual(target.wait(), 0)
 
 
 def glob_old(pyenv):

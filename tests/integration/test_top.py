@@ -249,6 +249,17 @@ def tables(text):
 
 class Plain(TopTest):
 
+    def watch(self, argv, want, prefix=(), perfpy=PERFPY):
+        """perfpy top (argv after it) piped until want tables, then SIGTERM:
+        its exit status, stderr, and the tables' text."""
+        p = subprocess.Popen(list(prefix) + [perfpy, "top"] + argv, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        self.targets.append(p)
+        text = Plain.read_tables(self, p, want)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=20)
+        return p.returncode, err.decode(errors="replace"), text + out.decode(errors="replace")
+
     def read_tables(self, p, want, wait=30):
         """What p wrote once it holds want tables (p.stdout a pipe of bytes)."""
         data, end = b"", time.monotonic() + wait
@@ -322,14 +333,8 @@ class Plain(TopTest):
         prog = os.path.join(ROOT, "tests", "integration", "programs", "wall_parts.py")
         shares = {}
         for idle in (True, False):
-            p = subprocess.Popen([PERFPY, "top"] + (["--idle"] if idle else []) +
-                                 ["--", interpreters()[-1].path, prog, "100000"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            self.targets.append(p)
-            text = self.read_tables(p, 4)
-            p.send_signal(signal.SIGTERM)
-            out, err = p.communicate(timeout=20)
-            text += out.decode(errors="replace")
+            _, _, text = self.watch((["--idle"] if idle else []) +
+                                    ["--", interpreters()[-1].path, prog, "100000"], 4)
             got = tables(text)
             self.assertGreaterEqual(len(got), 4, text)
             self.assertEqual("wall clock" in text.split("\n")[0], idle, text.split("\n")[0])
@@ -354,6 +359,30 @@ class Plain(TopTest):
             self.assertGreater(shares[True].get(f, 0), 5.0, (f, shares[True]))
         self.assertLess(shares[False].get("doze", 0), 2.0, shares[False])
         self.assertGreater(shares[False].get("crunch", 0), 30.0, shares[False])
+
+    def test_idle_shows_a_wait_longer_than_the_interval(self):
+        # top_target's napper sleeps 60 s at a time: with --idle its sleep is
+        # half of each interval's time (two threads), cut at each interval's
+        # end, not said once when it ends
+        target, _ = self.target()
+        rc, err, text = self.watch(["--idle", "-p", str(target.pid)], 4)
+        self.assertEqual(rc, 0, err)
+        got = tables(text)
+        self.assertGreaterEqual(len(got), 4, text)
+        for counts, rows in got[1:4]:
+            share = {r.group(5).split(" (")[0]: r for r in rows}
+            self.assertIn("napper", share, (counts, [r.group(0) for r in rows]))
+            self.assertTrue(35.0 <= float(share["napper"].group(1)) <= 65.0,
+                            share["napper"].group(0))
+            self.assertTrue(35.0 <= float(share["[off-CPU: sleep]"].group(2)) <= 65.0,
+                            share["[off-CPU: sleep]"].group(0))
+        note("top --idle of top_target: napper (60 s sleeps) %s of the intervals 2-4" %
+             ", ".join(share_of(rows, "napper") for _, rows in got[1:4]))
+        self.assertIsNone(target.poll())
+
+
+def share_of(rows, name):
+    return next(r.group(1) + "%" for r in rows if r.group(5).startswith(name + " ("))
 
 
 class BadInput(TopTest):
@@ -414,13 +443,8 @@ class ReadModeWithoutRoot(TempDirTest):
         roots = subprocess.Popen([self.py, self.prog, os.path.join(self.tmp, "root")])
         self.targets += [own, roots]
         time.sleep(1.0)
-        p = subprocess.Popen(NOBODY + [self.perfpy, "top", "-p", str(own.pid)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        text = Plain.read_tables(self, p, 3)
-        p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=10)
-        text += out.decode(errors="replace")
-        self.assertEqual(p.returncode, 0, err)
+        rc, err, text = Plain.watch(self, ["-p", str(own.pid)], 3, NOBODY, self.perfpy)
+        self.assertEqual(rc, 0, err)
         got = tables(text)
         self.assertGreaterEqual(len(got), 3, text)
         self.assertIn("(" + HOW["read"], text.split("\n")[0])
