@@ -19,8 +19,10 @@
  * kept a CPU-bound thread from a millisecond of CPU) keeps what /proc says
  * of it and the Python frames read from user space. Then, from user space
  * for every thread at once: its PyThreadState and ident (threading's
- * names, the GIL's holder), and its frames' addresses (its locals) when
- * they are still the frames the BPF program read.
+ * names, the GIL's holder), its frames' addresses (its locals) when they
+ * are still the frames the BPF program read, and the Python frames of a
+ * thread past the first PP_BPF_MAX_THREADS of the interpreter's list,
+ * which the BPF program does not search (read now, without stopping).
  */
 #include "collect.h"
 #include "dump.h"
@@ -149,7 +151,10 @@ static int user_side(pp_dump *d, const pp_dump_opts *o, const taking *k)
         if (j == n)
             continue;
         t->python = 1;
-        if (!k->taken[i]) {
+        if (!k->taken[i] || (!t->py.n && th[j].n)) {
+            /* no record, or one without Python frames: the BPF program
+             * looks for a thread's state among the first PP_BPF_MAX_THREADS
+             * of the interpreter's list; read from here, not stopped */
             t->py = th[j];
             addresses = 1;
         } else {

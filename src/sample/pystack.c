@@ -13,6 +13,8 @@
 #define CODES_PER_WALK 32          /* code objects whose identity a walk remembers */
 #define MAX_HOPS (4 * PP_PYSTACK_DEPTH) /* frames followed, shims included */
 #define TRIES 32                   /* walks of a thread whose chain died under them */
+#define LIST_HOPS 65536            /* thread states followed to find the main one (the
+                                      newest come first: it is the last) */
 
 static int rd(pid_t pid, uint64_t addr, int32_t off, uint64_t *v)
 {
@@ -36,7 +38,7 @@ int pp_pystack_tid_offset(pid_t pid, const pp_py_offsets *o, uint64_t runtime)
     uint64_t ts = threads_head(pid, o, runtime, &err), self;
     int32_t tid;
 
-    for (; ts && hops < PP_PYSTACK_THREADS; hops++) {
+    for (; ts && hops < LIST_HOPS; hops++) {
         if (rd(pid, ts, o->tstate_thread_id, &self) == 0 && self &&
             pp_pyread_peek(pid, self + GLIBC_TID_OFFSET, &tid, sizeof(tid)) == 0 && tid == pid)
             return GLIBC_TID_OFFSET;

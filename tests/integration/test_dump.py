@@ -413,6 +413,40 @@ class BusyServer(DumpTest):
                 target.wait()
 
 
+class ManyThreads(DumpTest):
+
+    def test_600_threads_each_read_and_named(self):
+        """More threads off the CPU than sample mode's ring holds at once
+        (each record is about 90 KB of a 32 MB ring): the iterator's next
+        passes take the rest, each thread once; the main thread, last in
+        the interpreter's list, is found too."""
+        py = interpreters()[-1]
+        prog = self.write("many.py", "import threading, time\nev = threading.Event()\n"
+                          "for i in range(600):\n    threading.Thread(target=ev.wait, "
+                          "name='w%d' % i, daemon=True).start()\n"
+                          "print('ready', flush=True)\ntime.sleep(100)\n")
+        for mode in modes():
+            with self.subTest(mode=mode):
+                target = subprocess.Popen([py.path, prog], stdout=subprocess.PIPE,
+                                          universal_newlines=True)
+                self.targets.append(target)
+                self.assertEqual(target.stdout.readline(), "ready\n")
+                p, doc = self.dump(target.pid, *mode_args(mode))
+                self.assertEqual(p.returncode, 0, p.stderr)
+                proc = doc["processes"][0]
+                threads = proc["threads"]
+                self.assertEqual(len(threads), 601)
+                self.assertEqual(sorted(t["name"] for t in threads),
+                                 sorted(["MainThread"] + ["w%d" % i for i in range(600)]))
+                native = mode != "nonblocking"
+                self.assertTrue(all(t["native"] == native and python_frames(t)
+                                    for t in threads), mode)
+                note("%s: 601 threads read and named in %.0f ms (stopped %.1f ms; load %.0f)"
+                     % (mode, proc["took_ms"], proc["stopped_ms"], os.getloadavg()[0]))
+                target.kill()
+                target.wait()
+
+
 class Subprocesses(DumpTest):
 
     def test_children_with_subprocesses(self):
