@@ -33,6 +33,7 @@ typedef struct dump_args {
     int json, locals, subprocesses, nonblocking, no_native, async;
     pid_t pid;
     pp_collector *bpf;             /* sample mode's collector, or NULL */
+    double load_ms;                /* loading it, counted in the first dump's time */
 } dump_args;
 
 static double now_ms(void)
@@ -263,7 +264,7 @@ static void test_pause(void)
 
 /* Reads pid with the engine asked for, or the best one here. 0, or -errno
  * with the sentence said on stderr. */
-static int dump_one(const dump_args *a, pid_t pid, int *first)
+static int dump_one(dump_args *a, pid_t pid, int *first)
 {
     pp_dump d;
     pp_error e = {0};
@@ -279,7 +280,8 @@ static int dump_one(const dump_args *a, pid_t pid, int *first)
         if (rc == 0 && (rc = pp_dump_resolve(&d, &o)) != 0)
             pp_error_set(&e, rc, "out of memory");
     }
-    d.took_ms = now_ms() - t0;
+    d.took_ms = now_ms() - t0 + a->load_ms;
+    a->load_ms = 0;
     if (rc != 0) {
         fprintf(stderr, "perfpy: %s\n", e.message);
     } else if (a->json) {
@@ -315,6 +317,7 @@ int pp__dump_main(int argc, char **argv)
     a.async = strcmp(argv[6], "1") == 0;
     a.pid = (pid_t)strtol(argv[8], NULL, 10);
     a.bpf = NULL;
+    a.load_ms = now_ms();
     if (strcmp(argv[7], "read") != 0 &&
         pp_collect_open(&a.bpf, DUMP_HZ, PP_COLLECT_SNAPSHOT, why, sizeof(why)) != 0) {
         a.bpf = NULL;
@@ -325,6 +328,7 @@ int pp__dump_main(int argc, char **argv)
             return PP_EXIT_FAIL;
         }
     }
+    a.load_ms = now_ms() - a.load_ms;
     procs[0].pid = a.pid;
     if (a.subprocesses && (n = pp_procs_tree(a.pid, procs, 256)) <= 0)
         n = 1;                      /* the process itself says why it cannot be read */
