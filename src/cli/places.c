@@ -230,6 +230,10 @@ int pp_places_keep_per_process(const char *dir, const char *fmt, const char *to_
         if (snprintf(path, sizeof(path), PP_LINES_PATH, dir, pid) >= (int)sizeof(path) ||
             copy_into(path, to_dir) < 0)
             rc = -1;
+        /* the thread names beside them, where the hook wrote any */
+        if (snprintf(path, sizeof(path), PP_THREADS_PATH, dir, pid) < (int)sizeof(path) &&
+            access(path, F_OK) == 0 && copy_into(path, to_dir) < 0)
+            rc = -1;
         if (fmt && snprintf(path, sizeof(path), fmt, pid) < (int)sizeof(path) &&
             access(path, F_OK) == 0 && copy_into(path, to_dir) < 0)
             rc = -1;

@@ -211,8 +211,8 @@ void pp_help_fold_options(FILE *out, int width)
         {"--show-perfpy", "keep perfpy's own frames: its startup hook, the",
          "engine making trampolines (default: hidden, their", "time counted as their caller's)"},
         {"--threads", "a root per thread, 'worker-1 (tid 4612)', under its",
-         "process's: the name threading gave it (sample mode",
-         "reads it from the process; else 3.14+ and MainThread) or its OS name (default: off)"},
+         "process's: the name threading gave it (sample mode reads it,",
+         "record's startup hook writes it), else its OS name (default: off)"},
     };
 
     for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)

@@ -27,7 +27,98 @@ def _perfpy_start():
             % (sys.version_info[0], sys.version_info[1], here, e))
         return here, False
     perfpy._startup()
+    names = os.environ.get("PERFPY_LINES_DIR")
+    if names:
+        _perfpy_thread_names(names)
     return here, False
+
+
+def _perfpy_thread_names(where):
+    """perfpy record's thread names: perf knows a thread by its OS name,
+    which CPython before 3.14 never sets from threading's (and 3.14 cuts to
+    15 bytes), so each thread's Thread.name is written, when the thread
+    starts and when it is renamed, to <where>/perfpy-<pid>.threads as
+    "<tid> <name>" lines (include/perfpy/lines_format.h), which the report
+    reads. Two of threading.Thread's methods are wrapped, nothing else
+    changes: _set_native_id (which every thread runs when it starts, the
+    main and foreign ones when threading first sees them) and the name
+    setter; neither stays on a thread's stack. threading is patched when it
+    is imported, not imported early (gevent must patch it first)."""
+
+    def write(native_id, name):
+        try:
+            line = "%d %s\n" % (native_id, str(name).replace("\\", "\\\\")
+                                 .replace("\n", "\\n"))
+            fd = os.open(os.path.join(where, "perfpy-%d.threads" % os.getpid()),
+                         os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                os.write(fd, line.encode("utf-8", "replace"))
+            finally:
+                os.close(fd)
+        except Exception:   # a profiler must not stop a thread
+            pass
+
+    def patch(threading):
+        cls = threading.Thread
+        started = getattr(cls, "_set_native_id", None)
+        prop = cls.__dict__.get("name")
+        if started is None or not isinstance(prop, property) or prop.fset is None:
+            return
+
+        def _set_native_id(self):
+            started(self)
+            write(self._native_id, self._name)
+
+        def name(self, value):
+            prop.fset(self, value)
+            if getattr(self, "_native_id", None) is not None:
+                write(self._native_id, self._name)
+
+        cls._set_native_id = _set_native_id
+        cls.name = property(prop.fget, name, prop.fdel, prop.__doc__)
+        try:        # those it knew before: the main thread, made on import
+            for t in threading.enumerate():
+                if getattr(t, "_native_id", None) is not None:
+                    write(t._native_id, t._name)
+        except Exception:
+            pass
+
+    if "threading" in sys.modules:      # imported by site (some builds do)
+        patch(sys.modules["threading"])
+        return
+
+    class _PerfpyThreading(object):
+        """Patches threading when it is imported, then steps aside."""
+
+        @classmethod
+        def find_spec(cls, name, path=None, target=None):
+            if name != "threading":
+                return None
+            if cls in sys.meta_path:
+                sys.meta_path.remove(cls)
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                spec = find(name, path, target) if find else None
+                if spec is not None:
+                    break
+            else:
+                return None
+            loader = spec.loader
+            run = getattr(loader, "exec_module", None)
+            if run is None:
+                return spec
+
+            def exec_module(module):
+                run(module)
+                patch(module)
+
+            try:
+                loader.exec_module = exec_module
+            except Exception:
+                pass
+            return spec
+
+    sys.meta_path.insert(0, _PerfpyThreading)
 
 
 def _chain(here, keep):

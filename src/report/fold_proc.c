@@ -24,13 +24,15 @@
  * truncated, with a Python frame) go to the profile for the summary either
  * way.
  *
- * A thread is named as `threading` named it where the system knows it:
- * CPython 3.14+ gives every thread but the main one its Thread.name as OS
- * name (15 bytes of it), which is the comm perf and sample mode report;
- * the main thread of a process with Python frames is "MainThread" (its OS
- * name stays the program's). On 3.8-3.13 the other threads carry the
- * process's comm, unless a reader of the program names them
- * (pp_profile_thread_name).
+ * A thread is named as `threading` named it: a reader of the program
+ * names it (sample mode reads threading's names: pp_profile_thread_name),
+ * or perfpy record's startup hook wrote its name to perfpy-<pid>.threads
+ * in the lines directory (the trampoline modes: name_threads), or
+ * CPython 3.14+ gave it its Thread.name as OS name (15 bytes of it), the
+ * comm perf reports; the main thread of a process with Python frames is
+ * "MainThread" (its OS name stays the program's). Otherwise (a program
+ * run without the hook, 3.8-3.13) the other threads carry the process's
+ * comm.
  *
  * A process is its real pid: the earlier images of a process that execs,
  * which perf_data.c moves to pid + k * 2^22 (its tids with it), belong to it.
@@ -42,8 +44,11 @@
  *   [container /srv/app-root];python3 (pid 4613, 7 in the container);<module>...
  */
 #include "fold_int.h"
+#include "perfpy/lines_format.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +360,62 @@ static int rebuild(pp_folder *f, int proc_roots)
     return 0;
 }
 
+/* The names in pid's perfpy-<pid>.threads (lines_format.h) given to its
+ * threads that no reader named: the last line of a tid wins. */
+static int name_threads_of(pp_folder *f, int pid, uint8_t *mine)
+{
+    char path[PATH_MAX], line[1024], name[512];
+    pp_profile *p = f->p;
+    FILE *in;
+    int rc = 0;
+
+    if (snprintf(path, sizeof(path), PP_THREADS_PATH, f->o.lines_dir, pid) >= (int)sizeof(path) ||
+        !(in = fopen(path, "re")))
+        return 0;
+    while (rc == 0 && fgets(line, sizeof(line), in)) {
+        char *end, *s;
+        long tid = strtol(line, &end, 10);
+        size_t n = 0;
+        int64_t th;
+
+        if (end == line || *end != ' ' || tid <= 0 || tid > INT32_MAX || !strchr(end, '\n'))
+            continue;                   /* not a line of the format, or cut short */
+        for (s = end + 1; *s && *s != '\n' && n < sizeof(name); s++) {
+            if (*s == '\\' && (s[1] == '\\' || s[1] == 'n'))
+                name[n++] = *++s == 'n' ? ' ' : '\\';   /* a label is one line */
+            else
+                name[n++] = *s;
+        }
+        th = pp_profile_find_thread(p, pid, (int32_t)tid);
+        if (th >= 0 && n && (!p->threads[th].name_set || mine[th])) {
+            rc = pp_profile_thread_name(p, (uint32_t)th, name, n);
+            mine[th] = 1;
+        }
+    }
+    fclose(in);
+    return rc;
+}
+
+/* Every process's threads named from the thread-name files perfpy record's
+ * startup hook wrote (in the trampoline modes: perf knows only OS names). */
+static int name_threads(pp_folder *f)
+{
+    uint8_t *mine;              /* named from a file (a later line renames it) */
+    int rc = 0;
+
+    if (!f->o.lines_dir || !f->p->nthreads)
+        return 0;
+    if (!(mine = calloc(f->p->nthreads, 1)))
+        return -ENOMEM;
+    /* also a process whose stacks name no Python function (perf mode
+     * without frame pointers, with perf's libdw): the hook ran in it */
+    for (size_t i = 0; rc == 0 && i < f->nprocs; i++)
+        if (f->procs[i].pid > 0)
+            rc = name_threads_of(f, f->procs[i].pid, mine);
+    free(mine);
+    return rc;
+}
+
 /* A Python process's main thread is threading's "MainThread" (see the top). */
 static int name_main_threads(pp_folder *f)
 {
@@ -389,7 +450,10 @@ static int by_samples(const void *a, const void *b)
 int pp__fold_proc_finish(pp_folder *f)
 {
     pp_profile *p = f->p;
-    int rc = name_main_threads(f);
+    int rc = name_threads(f);
+
+    if (rc == 0)
+        rc = name_main_threads(f);
 
     if (rc == 0 && ((f->o.processes != PP_PROCESSES_MERGE && f->nprocs) || f->nthread_roots))
         rc = rebuild(f, f->o.processes == PP_PROCESSES_SPLIT ||

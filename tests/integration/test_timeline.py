@@ -1,9 +1,9 @@
 """Time and threads in the profile: every sample keeps its thread and its
 time, so a profile can have a root per thread (--threads), named as
-`threading` named the thread where the system knows it (CPython 3.14+ gives
-each thread but the main one its Thread.name as OS name; the main thread of
-a Python process is MainThread), on every interpreter, in the trampoline
-modes and in sample mode."""
+`threading` named the thread (sample mode reads the names in the process;
+in the trampoline modes perfpy's startup hook writes them for the report:
+CPython before 3.14 never gives them to the OS), on every interpreter, in
+the trampoline modes and in sample mode."""
 import json
 import os
 import re
@@ -33,7 +33,7 @@ class Threads(RecordTest):
                     funcs[f] = funcs.get(f, 0) + n
         return found
 
-    def check_roots(self, py, p, out, mode):
+    def check_roots(self, py, p, out, mode, functions=True):
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
         tids = {m.group(1): int(m.group(2))
                 for m in re.finditer(r"^tid (\S+) (\d+)$", p.stdout, re.M)}
@@ -43,17 +43,14 @@ class Threads(RecordTest):
             "%s (tid %s): %s" % (k[0], k[1], sorted(v.items())) for k, v in sorted(
                 roots.items(), key=lambda kv: kv[0][1] or 0))))
         self.assertNotIn((None, None), roots, "a stack without a thread root")
-        # 3.14+ hand threading's names to the OS; sample mode reads them from
-        # the process on every version
-        named = py.version_info >= (3, 14) or mode == "sample mode"
+        # threading's names in every mode on every version: worker-2 by the
+        # name it was given once running (3.14+ gave the OS its first one)
         for name, func in FUNCS.items():
-            want = name if named or name == "MainThread" else None
             found = [k for k in roots if k[1] == tids[name]]
             self.assertEqual(len(found), 1, (name, tids[name], sorted(roots)))
-            if want:
-                self.assertEqual(found[0][0], want)
-            else:   # 3.8-3.13: the OS name is the process's (python3.12)
-                self.assertTrue(found[0][0].startswith("python"), found[0])
+            self.assertEqual(found[0][0], name)
+            if not functions:
+                continue
             funcs = roots[found[0]]
             # the thread's own function under its root, the others' not
             self.assertGreater(funcs.get(func, 0), 20, (name, funcs))
@@ -61,14 +58,20 @@ class Threads(RecordTest):
 
     @needs_perf
     def test_a_root_per_thread_named_as_threading_named_them(self):
+        """Both trampoline modes: the names come from perfpy's startup hook
+        (perfpy-<pid>.threads beside the def lines), not from perf."""
         for py in interpreters():
-            with self.subTest(py=py.label):
-                out = self.out("threads-%s.txt" % py.label)
-                p = self.record(["--threads", "-f", "collapsed", "-o", out],
-                                [py.path, THREADS3])
-                self.check_roots(py, p, out, "default mode")
-                pid = int(re.search(r"^pid (\d+)$", p.stdout, re.M).group(1))
-                self.assert_nothing_left([pid])
+            for mode in ("perf", "jit"):
+                with self.subTest(py=py.label, mode=mode):
+                    out = self.out("threads-%s-%s.txt" % (mode, py.label))
+                    p = self.record(["--mode", mode, "--threads", "-f", "collapsed",
+                                     "-o", out], [py.path, THREADS3])
+                    # perf mode without frame pointers names no Python
+                    # function (--help): its threads are still named
+                    dwarf = re.search(r"in perf mode \([^)]*DWARF", p.stderr)
+                    self.check_roots(py, p, out, mode + " mode", functions=not dwarf)
+                    pid = int(re.search(r"^pid (\d+)$", p.stdout, re.M).group(1))
+                    self.assert_nothing_left([pid])
 
     @needs_perf
     def test_sample_mode_a_root_per_thread(self):

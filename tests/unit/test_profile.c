@@ -1,6 +1,6 @@
 /*
  * The profile's per-sample side (src/profile/samples.c): every sample kept
- * with its time, thread and weight, in 16 bytes; the log through the
+ * with its time, thread and weight, in 12 bytes; the log through the
  * folder (threads named, roots per thread), through the rebuild of the
  * process roots (every record's stack remapped), long weights split, the
  * log by thread in time order, and what a stack's number is for CPU and
@@ -161,6 +161,33 @@ TEST(fold_thread_names_set_by_a_reader_stay)
                        "pool-worker-7 (tid 101);idle (/app/x.py) 1\n");
     free(out);
     pp_profile_free(&p);
+}
+
+/* perfpy record's startup hook writes each thread's threading name to
+ * perfpy-<pid>.threads (the trampoline modes: perf knows only OS names):
+ * the last whole line of a tid names it; other lines are skipped. */
+TEST(fold_threads_named_from_the_hooks_file)
+{
+    pp_fold_opts o = {.threads = 1, .processes = PP_PROCESSES_MERGE};
+    char path[4096];
+    FILE *w;
+    char *out;
+
+    o.lines_dir = test_tmpdir();
+    snprintf(path, sizeof(path), "%s/perfpy-100.threads", o.lines_dir);
+    ASSERT_TRUE((w = fopen(path, "w")) != NULL);
+    fputs("101 starting\n"                  /* renamed below */
+          "100 MainThread\n"
+          "not a line of the format\n"
+          "101 pool\\\\worker\\n7\n"       /* pool\\worker, newline: pool\worker 7 */
+          "100 cut-short", w);               /* no newline: never finished */
+    fclose(w);
+    out = fold_to_collapsed(threads_text, &o);
+    ASSERT_EQ_STR(out, "MainThread (tid 100);main_work (/app/x.py) 2\n"
+                       "MainThread (tid 200);child (/app/x.py) 1\n"
+                       "pool\\worker 7 (tid 101);crunch (/app/x.py) 2\n"
+                       "pool\\worker 7 (tid 101);idle (/app/x.py) 1\n");
+    free(out);
 }
 
 TEST(profile_log_splits_weights_past_32_bits)

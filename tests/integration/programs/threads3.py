@@ -1,9 +1,11 @@
 """Three threads, each busy in a function of its own for SECONDS / 3
 (SECONDS default 1.5) of its own CPU time (on a loaded machine a thread's
 share of wall time can be a few samples): the main thread (threading's
-"MainThread") in main_work, "worker-1" in work_one, "worker-2" in work_two. Prints its pid
-and each thread's name and native id ("tid NAME N") before the work ends,
-so a test can match them with the profile's thread roots."""
+"MainThread") in main_work, "worker-1" in work_one, "worker-2" in work_two
+(started as "starting-2" and renamed once running, as a pool renames its
+workers). Prints its pid and each thread's name and native id ("tid NAME
+N") before the work ends, so a test can match them with the profile's
+thread roots."""
 import os
 import sys
 import threading
@@ -39,9 +41,10 @@ def main_work(cpu):
 print("pid", os.getpid(), flush=True)
 cpu = SECONDS / 3             # each thread's CPU seconds
 threads = [threading.Thread(target=f, args=(cpu,), name=n)
-           for f, n in ((work_one, "worker-1"), (work_two, "worker-2"))]
+           for f, n in ((work_one, "worker-1"), (work_two, "starting-2"))]
 for t in threads:
     t.start()
+threads[1].name = "worker-2"
 print("tid MainThread", threading.get_native_id(), flush=True)
 for t in threads:
     print("tid", t.name, t.native_id, flush=True)
