@@ -16,13 +16,17 @@
  * module of its version is needed): every thread's Python stack, named once
  * per code object (pycode.c) with its executing line (linetable.c). A
  * thread counts when the kernel says it is running (its state in
- * /proc/PID/task/TID/stat is R): the profile is of CPU time, as in the
- * other modes; the ticks a thread waits are counted apart. The program is
+ * /proc/PID/task/TID/stat is R), for the CPU time it ran since the last
+ * read (/proc/PID/task/TID/schedstat): a sample per period of it, so that
+ * a thread waiting for a CPU on a busy machine (R too, but not running)
+ * counts only what it ran. The profile is of CPU time, as in the other
+ * modes; the reads that find a thread waiting are counted apart. The program is
  * never stopped, so no native frame is read (that needs its registers);
  * a stack read to its thread's first frame is whole.
  */
 #include "cli.h"
 #include "output/output.h"
+#include "profile/htab.h"
 #include "report/fold.h"
 #include "report/report.h"
 #include "sample/maps.h"
@@ -58,6 +62,13 @@ typedef struct rproc {
     char comm[16];
 } rproc;
 
+/* A thread's CPU time at the last read, and what of it is not yet a sample. */
+typedef struct ran {
+    pid_t pid, tid;
+    uint64_t run_ns;
+    int64_t credit_ns;              /* may be below 0: a sample taken early */
+} ran;
+
 typedef struct reader {
     pid_t pid;                      /* the program, or the process attached to */
     char refused_why[512];          /* the last reason a Python was not read */
@@ -68,6 +79,10 @@ typedef struct reader {
     pp_folder *fold;
     pp_pystack_thread *threads;
     uint64_t ticks, samples, waiting, failed, refused;
+    ran *ran;                       /* per thread read, by (pid, tid) in ran_index */
+    size_t nran, ran_cap;
+    pp_htab ran_index;
+    int attached;                   /* CPU time before the first read is not ours */
     int denied;                     /* -EPERM reading the program */
     uint64_t period_ns;             /* a tick: what a running thread's sample weighs */
     int stopped;                    /* the duration or Ctrl-C ended it */
@@ -211,6 +226,57 @@ static void fold_thread(reader *r, const rproc *p, const pp_pystack_thread *t, u
     r->samples++;
 }
 
+/* How many samples thread tid of pid has earned since the last read: its
+ * CPU time since then in periods, taken when it is found running (its
+ * stack then is running code). A thread found waiting keeps what it ran
+ * for the next read that finds it running, up to two periods: threads
+ * taking turns at the GIL are each found waiting half the time, and
+ * their CPU time is theirs; what a thread ran long before is not. A
+ * thread first seen counts from 0 (it began in the recording); at the
+ * first read of an attach, what it ran before is not known: 1 when
+ * running, as without schedstat. */
+static unsigned cpu_samples(reader *r, pid_t pid, pid_t tid, char state)
+{
+    uint64_t h = pp__hash(&tid, sizeof(tid), (uint64_t)pid), now;
+    pp_htab_iter it;
+    uint32_t *slot;
+    ran *t = NULL;
+    unsigned n = 0;
+
+    if (pp_procs_run_ns(pid, tid, &now) != 0)
+        return state == 'R';
+    for (slot = pp__htab_first(&r->ran_index, h, &it); slot && !t;
+         slot = pp__htab_next(&r->ran_index, h, &it))
+        if (r->ran[*slot].pid == pid && r->ran[*slot].tid == tid)
+            t = &r->ran[*slot];
+    if (!t) {
+        if (pp__grow((void **)&r->ran, &r->ran_cap, r->nran + 1, sizeof(*r->ran)) < 0 ||
+            pp__htab_insert(&r->ran_index, h, (uint32_t)r->nran) < 0)
+            return state == 'R';
+        t = &r->ran[r->nran++];
+        *t = (ran){pid, tid, now, 0};
+        if (r->attached && r->ticks == 1)
+            return state == 'R';
+        t->run_ns = 0;
+    }
+    if (now < t->run_ns)                      /* the tid was reused */
+        t->run_ns = 0;
+    t->credit_ns += (int64_t)(now - t->run_ns);
+    t->run_ns = now;
+    if (state != 'R') {
+        if (t->credit_ns > (int64_t)(2 * r->period_ns))
+            t->credit_ns = (int64_t)(2 * r->period_ns);
+        return 0;
+    }
+    /* from half a period on it is a sample (the scheduler's account moves
+     * in ticks); what is over or short carries to the next read */
+    while (t->credit_ns >= (int64_t)(r->period_ns / 2) && n < 16) {
+        n++;
+        t->credit_ns -= (int64_t)r->period_ns;
+    }
+    return n;
+}
+
 /* One tick: every thread of every process, read now. */
 static void tick(reader *r)
 {
@@ -235,17 +301,21 @@ static void tick(reader *r)
         for (int k = 0; k < n; k++) {
             const pp_pystack_thread *t = &r->threads[k];
             char state = 'R';
+            unsigned earned = 1;
 
             if (!t->n)
                 continue;
             /* a thread whose tid is not known counts as running */
             if (t->tid && pp_procs_stat(p->pid, t->tid, &state, NULL, NULL) != 0)
                 continue;
-            if (state != 'R') {
+            if (t->tid)
+                earned = cpu_samples(r, p->pid, t->tid, state);
+            if (!earned) {
                 r->waiting++;
                 continue;
             }
-            fold_thread(r, p, t, now);
+            while (earned--)
+                fold_thread(r, p, t, now);
         }
     }
 }
@@ -444,6 +514,7 @@ int pp__read_main(int argc, char **argv)
     fo.processes = (int)strtol(argv[6], NULL, 10);
     fo.threads = strcmp(argv[7], "1") == 0;
     attached = strcmp(argv[8], "-p") == 0;
+    r.attached = attached;
     r.period_ns = 1000000000ull / (uint64_t)(rate > 0 ? rate : 1);
     r.prof = &prof;
     r.fo = fo;
@@ -506,6 +577,8 @@ int pp__read_main(int argc, char **argv)
     pp_pycode_close(r.codes);
     free(r.threads);
     free(r.procs);
+    free(r.ran);
+    pp__htab_free(&r.ran_index);
     return rc;
 }
 

@@ -11,25 +11,35 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A small /proc file into buf (NUL-terminated): 0, or -errno / -EIO. */
+static int read_small(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+
+    if (fd < 0)
+        return -errno;
+    n = read(fd, buf, cap - 1);
+    close(fd);
+    if (n <= 0)
+        return -EIO;
+    buf[n] = '\0';
+    return 0;
+}
+
 int pp_procs_stat(pid_t pid, pid_t tid, char *state, pid_t *ppid, unsigned long long *start)
 {
     char path[64], buf[1024];
     const char *p;
-    int fd, ppid_i = 0;
+    int rc, ppid_i = 0;
     unsigned long long st = 0;
-    ssize_t n;
 
     if (tid)
         snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
     else
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return -errno;
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -EIO;
-    buf[n] = '\0';
+    if ((rc = read_small(path, buf, sizeof(buf))) < 0)
+        return rc;
     /* the name may hold spaces and parentheses: the fields follow its last ')' */
     if (!(p = strrchr(buf, ')')) || p[1] != ' ' || !p[2])
         return -EIO;
@@ -44,6 +54,21 @@ int pp_procs_stat(pid_t pid, pid_t tid, char *state, pid_t *ppid, unsigned long 
         *ppid = ppid_i;
     if (start)
         *start = st;
+    return 0;
+}
+
+int pp_procs_run_ns(pid_t pid, pid_t tid, uint64_t *ns)
+{
+    char path[64], buf[128];
+    unsigned long long v;
+    int rc;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+    if ((rc = read_small(path, buf, sizeof(buf))) < 0)
+        return rc;
+    if (sscanf(buf, "%llu", &v) != 1)
+        return -EIO;
+    *ns = v;
     return 0;
 }
 

@@ -8,6 +8,7 @@
 #define PERFPY_SAMPLE_PROCS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct pp_proc_info {
@@ -25,5 +26,11 @@ long pp_procs_tree(pid_t root, pp_proc_info *out, size_t cap);
  * /proc/PID/stat, or of its thread tid (0: the process) from
  * /proc/PID/task/TID/stat. ppid and start may be NULL. 0 or -errno. */
 int pp_procs_stat(pid_t pid, pid_t tid, char *state, pid_t *ppid, unsigned long long *start);
+
+/* The CPU time thread tid of pid has run, in ns (the first field of
+ * /proc/PID/task/TID/schedstat: the scheduler's own account, brought up to
+ * date at each scheduler tick and switch). 0, or -errno (-ENOENT without
+ * CONFIG_SCHED_INFO, or the thread ended). */
+int pp_procs_run_ns(pid_t pid, pid_t tid, uint64_t *ns);
 
 #endif

@@ -1,11 +1,14 @@
 /*
  * /proc/PID/maps parsing (src/sample/maps.c): real lines of every shape,
- * hostile text in exact-size buffers, and this process's own maps.
+ * hostile text in exact-size buffers, and this process's own maps; and
+ * the scheduler's account of a thread's CPU time (src/sample/procs.c).
  */
 #include "sample/maps.h"
+#include "sample/procs.h"
 #include "test.h"
 
 #include <errno.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Parses text from an exact-size heap copy (an over-read leaves the block). */
@@ -96,4 +99,27 @@ TEST(maps_of_this_process)
     /* a process that is not there */
     ASSERT_EQ_INT(pp_maps_read(-1, &m), -ENOENT);
     pp_maps_free(&m);
+}
+
+/* The scheduler's account of a thread's CPU time (read mode weighs each
+ * read by it): this thread's grows by about what it spins, a sleep adds
+ * next to nothing, and a thread that is not there is an error. */
+TEST(procs_run_ns_is_the_threads_cpu_time)
+{
+    uint64_t a, b, c;
+    struct timespec t0, t;
+    pid_t tid = (pid_t)gettid();
+
+    ASSERT_OK(pp_procs_run_ns(getpid(), tid, &a));
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    do                                            /* 50 ms of CPU */
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) < 50000000LL);
+    ASSERT_OK(pp_procs_run_ns(getpid(), tid, &b));
+    ASSERT_TRUE(b - a >= 40000000u);
+    ASSERT_TRUE(b - a < 500000000u);
+    usleep(100000);
+    ASSERT_OK(pp_procs_run_ns(getpid(), tid, &c));
+    ASSERT_TRUE(c - b < 20000000u);
+    ASSERT_EQ_INT(pp_procs_run_ns(getpid(), 0x7ffffff0, &c), -ENOENT);
 }
