@@ -50,6 +50,11 @@ PARTS = os.path.join(ROOT, "tests", "integration", "programs", "wall_parts.py")
 # recorder's own is its process tree's less this)
 RUNNER = RUNNER_CPU + 'sys.stderr.write("cpu-all %.6f\\n" % time.process_time())\n'
 TOOLS = ("perfpy --idle", "py-spy --idle", "3.15 sampler --mode wall")
+# the cost's reference: what one cpu-clock perf event per thread costs the
+# program by itself (perf counting it, no sample, no BPF): perfpy's
+# on-CPU samples come from such events, whose every switch of the program's
+# threads is a switch of their perf context in the kernel
+PER_THREAD_EVENT = "perf stat -e cpu-clock (a per-thread event alone)"
 
 
 def commands(tool, py, ver, a, spy, out):
@@ -57,6 +62,10 @@ def commands(tool, py, ver, a, spy, out):
     perfpy = os.path.join(a.build, "perfpy")
     if tool == "plain":
         return [py]
+    if tool == PER_THREAD_EVENT:
+        perf = shutil.which("perf")
+        return [perf, "stat", "-e", "cpu-clock", "-x,", "-o", "/dev/null", "--", py] if perf \
+            else None
     if tool == "perfpy --idle":
         return [perfpy, "record", "--idle", "-r", str(a.rate), "-f", "collapsed", "-o",
                 out + ".txt", "--", py]
@@ -104,11 +113,12 @@ def cost(py, ver, a, spy, tmp):
     with open(runner, "w") as f:
         f.write(RUNNER)
     workload = os.path.join(HERE, "workloads", "pingpong.py")
-    names = [t for t in ("plain",) + TOOLS
+    names = [t for t in ("plain",) + TOOLS + (PER_THREAD_EVENT,)
              if commands(t, py, ver, a, spy, os.path.join(tmp, "o")) and
-             (not a.configs or t == "plain" or t in a.configs)]
+             (not a.configs or t in ("plain", PER_THREAD_EVENT) or t in a.configs)]
     runs = {n: [] for n in names}
     own = []                      # perfpy's CPU per switch, per run
+    load = [os.getloadavg()[0]]
     for rep in range(a.reps):
         for n in names[rep % len(names):] + names[:rep % len(names)]:
             cmd = commands(n, py, ver, a, spy, os.path.join(tmp, "o"))
@@ -119,7 +129,8 @@ def cost(py, ver, a, spy, tmp):
             sw = notes(p.stderr).get("switches")
             if n == "perfpy --idle" and m_all and sw:
                 own.append((tree - float(m_all.group(1)), sw))
-    return names, runs, own
+    load.append(os.getloadavg()[0])
+    return names, runs, own, load
 
 
 def cost_table(results, a):
@@ -127,10 +138,14 @@ def cost_table(results, a):
              "15,000 round trips through queue.Queue), median of %d interleaved runs; ratio: "
              "the median of each run over the plain run of the same rep. perfpy's own CPU: "
              "its process tree's (getrusage of the children) less the program's, per "
-             "switch of the program's threads its notes count (median over its runs)."
-             % a.reps, ""]
-    for py, (ver, (names, runs, own)) in results.items():
-        lines += ["#### CPython %d.%d (`%s`)" % (ver + (py,)), ""] + cost_rows(names, runs)
+             "switch of the program's threads its notes count (median over its runs). "
+             "The last row is a reference: the program under one cpu-clock perf event "
+             "per thread that perf only counts (no sample, no BPF), the kind of event "
+             "perfpy's on-CPU samples come from." % a.reps, ""]
+    for py, (ver, (names, runs, own, load)) in results.items():
+        lines += ["#### CPython %d.%d (`%s`)" % (ver + (py,)), "",
+                  "Load average (1 min) %.1f at the start of these runs, %.1f at their end."
+                  % tuple(load), ""] + cost_rows(names, runs)
         if own:
             per = statistics.median(cpu / sw for cpu, sw in own)
             lines += ["", "perfpy's own CPU: %.2f µs per switch (median of %d runs; %d switches "

@@ -13,7 +13,14 @@
  * distortion test, split_calls.py), and nothing else on the machine pays.
  * A whole-host recording (pp_collect_host) is the exception: one event
  * per CPU, at the agents' low rate, since every process is to be sampled
- * and new ones are found at exec, not followed from a parent.
+ * and new ones are found at exec, not followed from a parent. Wall-clock
+ * mode keeps the per-thread events, though each costs every switch of the
+ * program the kernel's switch of its perf context (bench/wall.py's
+ * ping-pong: its own CPU 1.07-1.19x under `perf stat -e cpu-clock` alone):
+ * with one event per CPU (tried), tests/integration/programs/wall_parts.py's
+ * CPU part came out 1.2 to 1.5 points over its own measure (median of 4
+ * runs, load 20; 0.0 with these): its on-CPU samples 15-25% more than its
+ * own CPU time (thread_time), the cause not found.
  * The per-CPU events of the first version were seen 5 to 7.7 points off
  * that split once, in a CI run with other tests beside it; not reproduced
  * since with either kind of event, under two busy loops or a perf record
@@ -248,7 +255,8 @@ static unsigned long ring_bytes(const char *name, unsigned long max)
 /* The skeleton opened, set for the mode, loaded: wall-clock mode's
  * programs are loaded only in that mode (the scheduler's tracepoints cost
  * every thread of the machine a little). The ring buffer's size:
- * PP_BPF_RING_BYTES, or PERFPY_SAMPLE_RING_BYTES (a power of two of at
+ * PP_BPF_RING_BYTES (wall-clock mode: PP_BPF_WALL_RING_BYTES), or
+ * PERFPY_SAMPLE_RING_BYTES (a power of two of at
  * least a page) for the tests that make it overflow, so that the count of
  * samples lost is checked against real losses; the copies of code
  * objects' names (codename_bpf.h), PP_BPF_CODE_RING_BYTES or
@@ -262,6 +270,8 @@ static int open_and_load(pp_collector *c)
 
     if (!(c->skel = k = pp_sample_bpf__open()))
         return -errno ? -errno : -EPERM;
+    if (!bytes && c->wall)
+        bytes = PP_BPF_WALL_RING_BYTES;
     if ((bytes && bpf_map__set_max_entries(k->maps.events, (__u32)bytes) != 0) ||
         (code && bpf_map__set_max_entries(k->maps.names, (__u32)code) != 0))
         return -EINVAL;

@@ -14,6 +14,11 @@
 
 #define PP_BPF_MAX_TARGETS 4096
 #define PP_BPF_RING_BYTES (32 << 20)
+/* Wall-clock mode's: its consumer maps the ring's pages twice, all of them
+ * once it has wrapped (bench/workloads/server50.py, 20 s: perfpy-sample's
+ * peak 103.7 MiB with 32 MiB, 71.6 with 16 and nothing lost, 61.5 with 8
+ * and 80 stacks lost, at a load of 18) */
+#define PP_BPF_WALL_RING_BYTES (16 << 20)
 #define PP_BPF_MAX_THREADS 64       /* threads searched for the sampled one */
 /* Python frames read (a power of two): numpy/pandas stacks reach 121, and
  * each costs the sample 64 bytes of ring buffer, not time (the walk stops

@@ -18,9 +18,16 @@
  *                               code again: user registers, stack and Python
  *                               frames are as they were when it stopped; the
  *                               system call and its arguments give the reason.
- *                               In a system call: at sys_exit. Outside one
- *                               (preempted in user code, a page fault): a
- *                               task work run as it returns to user mode
+ *                               In a system call: at sys_exit (a program run
+ *                               at every system call of the machine, ~120 ns
+ *                               each; a task work instead was tried and lost
+ *                               captures: asked for at the switch, it can run
+ *                               after the thread's return to user mode, at
+ *                               its next entry, or never when that is its
+ *                               exit: a forked child's last sleep, a
+ *                               thread's). Outside one (preempted in user
+ *                               code, a page fault): a task work run as it
+ *                               returns to user mode
  *                               (bpf_task_work_schedule_resume, Linux 6.18+);
  *                               on older kernels its stack is captured as it
  *                               stops instead, with a probability chosen from
@@ -42,6 +49,7 @@
 
 #define TASK_RUNNING_STATE 0
 #define PF_EXITING_FLAG 0x00000004
+#define PF_KTHREAD_FLAG 0x00200000      /* the idle tasks too */
 #define CERTAIN (1ull << 32)            /* probability 1, in 2^-32 */
 
 /* What is known of a thread of a target between its switches. */
@@ -59,7 +67,9 @@ struct pp_bpf_thread {
                                        stretches outside a system call */
     __u32 state;                    /* its state when it stopped */
     __u32 outside;                  /* it stopped outside a system call */
-    __u32 nkernel, pad;
+    __u32 nkernel;
+    __u32 pend_state;               /* the state of the stretch their blocked part
+                                       comes from (their reason's) */
     __u64 kips[PP_BPF_MAX_KERNEL];  /* the kernel stack of the first of them */
 };
 
@@ -116,8 +126,8 @@ static __always_inline struct pp_bpf_thread *thread_of(struct task_struct *task,
     struct pp_bpf_thread *th = bpf_task_storage_get(&threads, task, 0, 0);
     __u32 tgid;
 
-    if (th || !create)
-        return th;
+    if (th || !create || (task->flags & PF_KTHREAD_FLAG))
+        return th;                  /* (no target's: half the switches, no lookup) */
     tgid = task->tgid;
     if (!bpf_map_lookup_elem(&targets, &tgid))
         return 0;
@@ -131,7 +141,16 @@ static __always_inline struct pp_bpf_thread *thread_of(struct task_struct *task,
  * behind by what it ran since the last tick while it runs. */
 static __always_inline __u64 cpu_of(struct task_struct *task)
 {
-    return BPF_CORE_READ(task, se.sum_exec_runtime);
+    return task->se.sum_exec_runtime;   /* a BTF pointer: a load, not a helper call */
+}
+
+/* Whether task stopped outside a system call: orig_ax is the call's number
+ * inside one, < 0 in an interrupt or exception. */
+static __always_inline int outside_call(struct task_struct *task)
+{
+    struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(task);
+
+    return (long)ur->orig_ax < 0;
 }
 
 /* The time off the CPU since `at`, when the thread's CPU time was `cpu`. */
@@ -212,7 +231,7 @@ static __always_inline void capture_done(struct pp_bpf_thread *th, struct task_s
         capture(s, t, task, sleepable);
         s->time_ns = th->since_ns;      /* the time it stands for began then */
         s->kind = PP_BPF_OFF_CPU;
-        s->state = th->state;
+        s->state = th->pend_state;
         s->block_ns = th->block_ns;
         s->runq_ns = th->runq_ns;
         count(PP_BPF_N_CAPTURED);
@@ -314,6 +333,31 @@ static __always_inline __u64 capture_chance(const struct pp_bpf_thread *th)
 
 /* ---- the stretches ----------------------------------------------------------- */
 
+/* Adds a sampled stretch's parts to those waiting for their capture. The
+ * first keeps its start and its kernel stack (taken now when take_stack:
+ * task has not run since); the reason of the blocked part is the state of
+ * the stretch it came from, not th->state at the capture: a thread woken
+ * can be preempted before its capture runs (at sys_exit, or as it returns
+ * to user mode), and that stretch's state (runnable) made a whole wait
+ * "waiting for a CPU" (test_children_are_followed: the parent's last
+ * sleep, 2 runs in 40; 2-3 of ~600 captures of a ping-pong at load 18). */
+static __always_inline void pend(struct pp_bpf_thread *th, struct task_struct *task, __u64 block,
+                                 __u64 runq, int take_stack)
+{
+    long k;
+
+    if (!th->block_ns && !th->runq_ns) {
+        k = take_stack ? bpf_get_task_stack(task, th->kips, sizeof(th->kips), 0) : 0;
+        th->nkernel = k > 0 ? (__u32)((__u64)k / 8) : 0;
+        th->since_ns = th->out_ns;
+        th->pend_state = th->state;
+    } else if (block) {
+        th->pend_state = th->state;
+    }
+    th->block_ns += block;
+    th->runq_ns += runq;
+}
+
 enum { AT_SWITCH, IN_OWN_CONTEXT };
 
 /* The stretch that began at th->out_ns ends after d ns. Seen at its
@@ -325,7 +369,6 @@ static __always_inline void end_stretch(struct pp_bpf_thread *th, struct task_st
                                         __u64 d, int at)
 {
     __u64 block, runq, w;
-    long k;
 
     split(th, d, &block, &runq);
     if (th->outside && !have_task_work()) {
@@ -345,13 +388,7 @@ static __always_inline void end_stretch(struct pp_bpf_thread *th, struct task_st
             block = block * w / d;
             runq = w - block;
         }
-        if (!th->block_ns && !th->runq_ns) {
-            k = at == AT_SWITCH ? bpf_get_task_stack(task, th->kips, sizeof(th->kips), 0) : 0;
-            th->nkernel = k > 0 ? (__u32)((__u64)k / 8) : 0;
-            th->since_ns = th->out_ns;
-        }
-        th->block_ns += block;
-        th->runq_ns += runq;
+        pend(th, task, block, runq, at == AT_SWITCH);
         if (th->outside)
             capture_on_resume(task);
     }
@@ -360,9 +397,9 @@ static __always_inline void end_stretch(struct pp_bpf_thread *th, struct task_st
     th->outside = 0;
 }
 
-static __always_inline void switched_out(void *ctx, struct task_struct *prev, __u32 state)
+static __always_inline void switched_out(void *ctx, struct task_struct *prev, __u32 state,
+                                         __u64 now)
 {
-    struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(prev);
     struct pp_bpf_thread *th;
     __u64 cpu, d;
 
@@ -374,7 +411,7 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
     if (th->out_ns) {
         /* its last start went unseen: the stretch before it ends with what
          * it did not run since */
-        d = off_since(bpf_ktime_get_ns(), th->out_ns, cpu, th->out_cpu);
+        d = off_since(now, th->out_ns, cpu, th->out_cpu);
         count(PP_BPF_N_MISSED);
         if (th->outside || th->open_p)
             end_stretch(th, prev, d, IN_OWN_CONTEXT);
@@ -387,23 +424,22 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
     th->state = state;
     th->open_p = 0;
     /* preempted in its own code, or blocked outside a system call (a page
-     * fault): no sys_exit comes before it runs its code again; orig_ax is
-     * the system call's number inside one, < 0 in an interrupt or
-     * exception */
-    th->outside = (long)BPF_CORE_READ(ur, orig_ax) < 0;
-    if (th->outside && !have_task_work() && (th->open_p = capture_chance(th)) &&
-        !capture_open(ctx, prev, state, 0))
-        th->open_p = 0;
+     * fault): no system call's end comes before it runs its code again */
+    th->outside = outside_call(prev);
     /* the stretch begins when the thread is off the CPU: after a capture,
      * whose time would otherwise weigh only on captured stretches (a bias
      * the weights of rare captures would multiply) */
-    th->out_ns = bpf_ktime_get_ns();
+    if (th->outside && !have_task_work() && (th->open_p = capture_chance(th))) {
+        if (!capture_open(ctx, prev, state, 0))
+            th->open_p = 0;
+        now = bpf_ktime_get_ns();
+    }
+    th->out_ns = now;
 }
 
 static __always_inline void switched_in(struct task_struct *next, __u64 now)
 {
     struct pp_bpf_thread *th = thread_of(next, 0);
-    struct pt_regs *ur;
     __u64 cpu, d;
 
     if (!th)
@@ -414,8 +450,7 @@ static __always_inline void switched_in(struct task_struct *next, __u64 now)
          * as if seen then (blocked: the wake-up says until when), except
          * that an older kernel's capture as it stopped never happened */
         count(PP_BPF_N_MISSED);
-        ur = (struct pt_regs *)bpf_task_pt_regs(next);
-        th->outside = (long)BPF_CORE_READ(ur, orig_ax) < 0;
+        th->outside = outside_call(next);
         if (th->outside && !have_task_work()) {
             __sync_fetch_and_add(&missed_ns, d);
         } else {
@@ -456,8 +491,10 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(pp_on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
              unsigned int prev_state)
 {
-    switched_out(ctx, prev, prev_state);
-    switched_in(next, bpf_ktime_get_ns());
+    __u64 now = bpf_ktime_get_ns();     /* one clock read for both halves */
+
+    switched_out(ctx, prev, prev_state, now);
+    switched_in(next, now);
     return 0;
 }
 
@@ -497,7 +534,6 @@ int pp_iter_threads(struct bpf_iter__task *ctx)
     struct pp_bpf_target *t;
     __u64 now, d, block, runq;
     __u32 tgid, state;
-    long k;
 
     if (!task || (task->flags & PF_EXITING_FLAG))
         return 0;
@@ -529,13 +565,7 @@ int pp_iter_threads(struct bpf_iter__task *ctx)
     } else if (!th->outside || have_task_work()) {
         /* still off the CPU: captured now, for all of it (and what an
          * earlier stretch of the same system call left waiting) */
-        if (!th->block_ns && !th->runq_ns) {
-            k = bpf_get_task_stack(task, th->kips, sizeof(th->kips), 0);
-            th->nkernel = k > 0 ? (__u32)((__u64)k / 8) : 0;
-            th->since_ns = th->out_ns;
-        }
-        th->block_ns += block;
-        th->runq_ns += runq;
+        pend(th, task, block, runq, 1);
         capture_done(th, task, t, 1);
     }
     th->out_ns = 0;
