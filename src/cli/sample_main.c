@@ -264,13 +264,13 @@ static void awaiting(proc *p, const struct pp_bpf_task *t, char *out, size_t len
     const char *name = type_name(p, t->awaits_type), *dot;
 
     if (!t->awaits) {                /* not started, or at a bare yield: its turn next */
-        snprintf(out, len, "[ready: its turn on the event loop]");
+        snprintf(out, len, "%s", PP_TASK_READY);
         return;
     }
     if (strstr(name, "FutureIter") && t->inner_type)
         name = type_name(p, t->inner_type);
     dot = strrchr(name, '.');
-    snprintf(out, len, "[awaiting %s]", dot ? dot + 1 : name);
+    snprintf(out, len, PP_TASK_AWAITING "%s]", dot ? dot + 1 : name);
 }
 
 /* Wall-clock mode (--async): each task chosen of those waiting at s, a
@@ -308,6 +308,7 @@ static void fold_waiting(state *st, proc *p, const struct pp_bpf_sample *s,
         ps.ntasks = k;
         ps.tasks_whole = (s->tasks[end - 1].flags & PP_BPF_TASK_ROOT) != 0;
         if (pp_splice(st->sp, &ps, NULL, 0, NULL, 0, &out) == 0) {
+            out.event = "wall-clock", out.event_len = 10;
             out.weight_ns = weight_ns * s->nwaiting / chosen;
             if (pp_fold_sample(st->fold, &out) != 0)
                 st->failed++;
@@ -395,8 +396,10 @@ void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t b
     out.wait = PP_WAIT_CPU;
     if (runq && pp_fold_sample(st->fold, &out) != 0)
         st->failed++;
+    /* the tasks waiting meanwhile waited as long as the thread's record
+     * stands for: its period on the CPU, its stretch off it */
     if (st->async && s->nwaiting)
-        fold_waiting(st, p, s, py, st->period_ns);
+        fold_waiting(st, p, s, py, s->kind == PP_BPF_ON_CPU ? st->period_ns : block + runq);
     if (st->threads)
         pp__sample_name_thread(st, p, s);
 }
@@ -626,7 +629,8 @@ static void find_async_in(state *st, proc *p, const pp_maps *maps)
         snprintf(why, sizeof(why), "CPython's types are not in the symbols it maps");
     } else if (rc == 0) {
         p->as.names = r.t;
-        rc = pp_collect_set_async(st->c, p->pid, &p->layout.off, &p->as.a, &p->as.ty, 0);
+        rc = pp_collect_set_async(st->c, p->pid, &p->layout.off, &p->as.a, &p->as.ty,
+                                  st->wall);
         snprintf(why, sizeof(why), "the BPF program could not be told: %s", strerror(-rc));
     }
     if (rc == -ENOENT)

@@ -74,6 +74,16 @@ int pp_fold_load_lines(pp_folder *f, int pid, const char *path);
  * keeps it as a marker frame wherever it is, --no-native too. */
 #define PP_TASK_DSO "[task]"
 
+/* The leaf of a waiting task's stack (wall-clock mode with --async): what
+ * its innermost coroutine awaits, PP_TASK_AWAITING and a type's name
+ * ("[awaiting Future]"), or PP_TASK_READY when it awaits nothing (its turn
+ * on the event loop is next). Such a stack is a task's own time, beside
+ * its thread's: the summary keeps the two apart. */
+#define PP_TASK_AWAITING "[awaiting "
+#define PP_TASK_READY "[ready: its turn on the event loop]"
+/* 1 when a marker frame's name is such a leaf. */
+int pp_task_wait_marker(const char *name);
+
 /* Why a thread was off the CPU (wall-clock mode): each reason's marker is
  * the leaf of the stack, below the kernel frames that show the detail
  * (do_nanosleep, pipe_read, futex_wait), and all begin with "[off-CPU" so

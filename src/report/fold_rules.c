@@ -238,3 +238,9 @@ int pp_wait_of_marker(const char *name)
             return i;
     return PP_WAIT_NONE;
 }
+
+int pp_task_wait_marker(const char *name)
+{
+    return strncmp(name, PP_TASK_AWAITING, sizeof(PP_TASK_AWAITING) - 1) == 0 ||
+           strcmp(name, PP_TASK_READY) == 0;
+}

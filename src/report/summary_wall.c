@@ -11,21 +11,33 @@
  *       0.0%   23.0%      0%    0%  100%    0%    0%     0%    0%  drain (app.py)
  *
  * The shares of a function's row are of its own total time.
+ *
+ * With --async, the tasks that wait are stacks of their own (each one's
+ * own time, under what it awaits: fold.h's PP_TASK_AWAITING leaves): their
+ * time is said apart, the split above stays the threads', and the table
+ * gains a column for it:
+ *
+ *   perfpy: asyncio tasks waiting (--async): 311.2 s of their own time, beside
+ *           the threads' 3.0 s (each task under what it awaits)
  */
 #include "summary_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#define TASKS PP_WAIT_N          /* the reasons' index of the tasks' waits */
+#define NBY (PP_WAIT_N + 1)
+
 struct pp__wall_split {
-    uint64_t by[PP_WAIT_N];      /* all the time, by reason */
+    uint64_t by[NBY];            /* all the time, by reason, then the tasks' waits */
     uint64_t all;
     uint32_t n;                  /* functions */
     pp__func *fn;                /* their own and total time, a copy */
-    uint64_t *fn_by;             /* n rows of PP_WAIT_N */
+    uint64_t *fn_by;             /* n rows of NBY */
 };
 
-/* The reason of a stack: its leaf's marker, PP_WAIT_NONE on the CPU. */
+/* The reason of a stack: its leaf's marker, PP_WAIT_NONE on the CPU,
+ * TASKS for a waiting task's. */
 static int reason_of(const pp_profile *p, const pp_stack *s)
 {
     const pp_frame *leaf;
@@ -33,7 +45,9 @@ static int reason_of(const pp_profile *p, const pp_stack *s)
     if (!s->depth)
         return PP_WAIT_NONE;
     leaf = &p->frames[pp_stack_ids(p, s)[s->depth - 1]];
-    return leaf->kind == PP_FRAME_MARKER ? pp_wait_of_marker(leaf->name) : PP_WAIT_NONE;
+    if (leaf->kind != PP_FRAME_MARKER)
+        return PP_WAIT_NONE;
+    return pp_task_wait_marker(leaf->name) ? TASKS : pp_wait_of_marker(leaf->name);
 }
 
 static double pct(uint64_t part, uint64_t all)
@@ -50,7 +64,7 @@ pp__wall_split *pp__wall_split_make(const pp_profile *p, const pp__funcs *f)
         return NULL;
     w->n = f->n;
     w->fn = malloc((f->n ? f->n : 1) * sizeof(*w->fn));
-    w->fn_by = calloc((size_t)(f->n ? f->n : 1) * PP_WAIT_N, sizeof(*w->fn_by));
+    w->fn_by = calloc((size_t)(f->n ? f->n : 1) * NBY, sizeof(*w->fn_by));
     seen = calloc(f->n ? f->n : 1, sizeof(*seen));
     if (!w->fn || !w->fn_by || !seen) {
         free(seen);
@@ -71,7 +85,7 @@ pp__wall_split *pp__wall_split_make(const pp_profile *p, const pp__funcs *f)
 
             if (g != PP_NONE && seen[g] != si + 1) {     /* once under recursion */
                 seen[g] = si + 1;
-                w->fn_by[(size_t)g * PP_WAIT_N + (size_t)r] += v;
+                w->fn_by[(size_t)g * NBY + (size_t)r] += v;
             }
         }
     }
@@ -93,12 +107,19 @@ void pp__wall_split_print(FILE *out, const pp_profile *p, const pp__wall_split *
                           int no_line)
 {
     uint32_t *idx = malloc((w->n ? w->n : 1) * sizeof(*idx));
+    uint64_t threads = w->all - w->by[TASKS];
+    int ncol = w->by[TASKS] ? NBY : PP_WAIT_N;
 
-    fprintf(out, "perfpy: wall time: on-CPU %.1f%%, off-CPU %.1f%%:", pct(w->by[0], w->all),
-            pct(w->all - w->by[0], w->all));
+    fprintf(out, "perfpy: wall time: on-CPU %.1f%%, off-CPU %.1f%%:", pct(w->by[0], threads),
+            pct(threads - w->by[0], threads));
     for (int r = 1; r < PP_WAIT_N; r++)
-        fprintf(out, "%s %s %.1f%%", r > 1 ? "," : "", pp_wait_name(r), pct(w->by[r], w->all));
+        fprintf(out, "%s %s %.1f%%", r > 1 ? "," : "", pp_wait_name(r), pct(w->by[r], threads));
     fputc('\n', out);
+    if (w->by[TASKS])
+        fprintf(out, "perfpy: asyncio tasks waiting (--async): %.1f s of their own time, beside "
+                "the threads' %.1f s (each task under what it awaits)\n",
+                (double)w->by[TASKS] * (double)p->period_ns / 1e9,
+                (double)threads * (double)p->period_ns / 1e9);
     if (!idx)
         return;
     for (uint32_t g = 0; g < w->n; g++)
@@ -106,17 +127,17 @@ void pp__wall_split_print(FILE *out, const pp_profile *p, const pp__wall_split *
     qsort_r(idx, w->n, sizeof(*idx), cmp_total, w->fn);
     fprintf(out, "perfpy: top Python functions by total time, and where it went "
             "(own = innermost Python frame):\n     own   total ");
-    for (int r = 0; r < PP_WAIT_N; r++)
-        fprintf(out, " %7s", pp_wait_name(r));
+    for (int r = 0; r < ncol; r++)
+        fprintf(out, " %7s", r == TASKS ? "awaiting" : pp_wait_name(r));
     fputs("  function\n", out);
     for (uint32_t i = 0; i < w->n && (int)i < top && w->fn[idx[i]].total; i++) {
         const pp__func *s = &w->fn[idx[i]];
         const pp_frame *fr = &p->frames[s->frame];
 
         fprintf(out, "  %5.1f%%  %5.1f%% ", pct(s->own, w->all), pct(s->total, w->all));
-        for (int r = 0; r < PP_WAIT_N; r++)
-            fprintf(out, " %6.0f%%", pct(w->fn_by[(size_t)idx[i] * PP_WAIT_N + (size_t)r],
-                                         s->total));
+        for (int r = 0; r < ncol; r++)
+            fprintf(out, r == TASKS ? " %7.0f%%" : " %6.0f%%",
+                    pct(w->fn_by[(size_t)idx[i] * NBY + (size_t)r], s->total));
         if (no_line)
             fprintf(out, "  %s (%s)\n", fr->name, fr->file);
         else

@@ -219,13 +219,6 @@ static __always_inline void put_frame_t(const struct pp_bpf_offsets *o, struct p
                                        : 0;
 }
 
-/* The same in the current task's context (async.bpf.c's tasks). */
-static __always_inline void put_frame(const struct pp_bpf_offsets *o, struct pp_bpf_pyframe *f,
-                                      __u64 frame, __u64 code)
-{
-    put_frame_t(o, f, frame, code, NULL, 0);
-}
-
 static __always_inline long one_frame(struct walk *w, int sleepable)
 {
     const struct pp_bpf_offsets *o = w->o;
@@ -270,9 +263,11 @@ static long find_thread_task(__u32 i, void *ctx) { return find_thread(ctx, 1); }
 static long one_frame_task(__u32 i, void *ctx) { return one_frame(ctx, 1); }
 #include "async.bpf.c"
 
+/* slot: async.bpf.c's ascratch, 0 in a cpu-clock sample, 1 in a tracepoint
+ * or a task work (a sample may interrupt those), 2 in the task iterator. */
 static __always_inline void python_frames(const struct pp_bpf_target *t,
                                           struct task_struct *task,
-                                          struct pp_bpf_sample *s, int sleepable)
+                                          struct pp_bpf_sample *s, int sleepable, __u32 slot)
 {
     const struct pp_bpf_offsets *o = &t->off;
     struct walk w = {.o = o, .co = &t->code, .s = s, .task = task};
@@ -292,7 +287,7 @@ static __always_inline void python_frames(const struct pp_bpf_target *t,
     if (!w.found)
         return;
     s->flags |= PP_BPF_PY_THREAD;
-    if (!sleepable && t->as.on && (running = running_task(&t->as, w.ts)))
+    if (t->as.on && (running = running_task(&t->as, w.ts, task, sleepable)))
         w.task_frame = rd_t(running, t->as.task_coro, task, sleepable) + t->as.gen_iframe;
     if (gil && rd32_t(gil, o->gil_locked, task, sleepable) &&
         rd_t(gil, o->gil_last_holder, task, sleepable) == w.ts)
@@ -309,14 +304,14 @@ static __always_inline void python_frames(const struct pp_bpf_target *t,
         s->py[(w.n - 1) & (PP_BPF_MAX_PY - 1)].entry = 1;   /* the outermost */
     s->npy = s->npy_all = w.n;
     if (t->as.on)
-        async_tasks(t, s, w.ts, running, 0);
+        async_tasks(t, s, w.ts, running, slot, task, sleepable);
 }
 
 /* A record for the thread task of the target t, with its kernel stack
  * already in s->kips: its user registers (as it entered the kernel), a
  * copy of its stack from sp, its Python frames. */
 static __always_inline void capture(struct pp_bpf_sample *s, const struct pp_bpf_target *t,
-                                    struct task_struct *task, int sleepable)
+                                    struct task_struct *task, int sleepable, __u32 slot)
 {
     struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(task);
     __u64 sp;
@@ -364,7 +359,7 @@ static __always_inline void capture(struct pp_bpf_sample *s, const struct pp_bpf
             s->stack_len += 4096;
         }
         if (t)                      /* -a's other processes: native frames only */
-            python_frames(t, task, s, sleepable);
+            python_frames(t, task, s, sleepable, slot);
     }
 }
 
@@ -387,7 +382,7 @@ int pp_on_sample(struct bpf_perf_event_data *ctx)
     }
     k = bpf_get_stack(ctx, s->kips, sizeof(s->kips), 0);
     s->nkernel = k > 0 ? (__u32)((__u64)k / 8) : 0;
-    capture(s, t, bpf_get_current_task_btf(), 0);
+    capture(s, t, bpf_get_current_task_btf(), 0, 0);
     if (wall)
         wall_sampled(bpf_get_current_task_btf());
     s->kind = PP_BPF_ON_CPU;

@@ -228,7 +228,7 @@ static __always_inline void capture_done(struct pp_bpf_thread *th, struct task_s
     } else {
         __builtin_memcpy(s->kips, th->kips, sizeof(s->kips));
         s->nkernel = th->nkernel;
-        capture(s, t, task, sleepable);
+        capture(s, t, task, sleepable, sleepable ? 2 : 1);
         s->time_ns = th->since_ns;      /* the time it stands for began then */
         s->kind = PP_BPF_OFF_CPU;
         s->state = th->pend_state;
@@ -310,7 +310,7 @@ static __always_inline int capture_open(void *ctx, struct task_struct *task, __u
     k = sleepable ? bpf_get_task_stack(task, s->kips, sizeof(s->kips), 0)
                   : bpf_get_stack(ctx, s->kips, sizeof(s->kips), 0);
     s->nkernel = k > 0 ? (__u32)((__u64)k / 8) : 0;
-    capture(s, t, task, sleepable);
+    capture(s, t, task, sleepable, sleepable ? 2 : 1);
     s->kind = PP_BPF_OFF_OPEN;
     s->state = state;
     s->block_ns = s->runq_ns = 0;

@@ -156,6 +156,154 @@ class AsyncServer(RecordTest):
                 self.assertFalse([s_ for s_ in stacks if "<task '" in s_][:3])
                 self.assertGreaterEqual(loop * 100, helper * 95)
 
+    def own_split(self, server):
+        """SIGUSR1: the server's own measure (programs/async_server.py):
+        (its perf_counter now, the integral of its requests in the sleep's
+        await, its seconds in the hash)."""
+        server.send_signal(signal.SIGUSR1)
+        while True:
+            line = server.stdout.readline()
+            if not line:
+                self.fail("the server ended (status %s)" % server.wait(timeout=30))
+            if line.startswith("split "):
+                return [float(x) for x in line.split()[1:]]
+
+    @needs_perf
+    def test_wall_async_waiting_tasks_hold_their_share_of_the_wall_time(self):
+        """--wall --async on 3.14+: the tasks that wait are stacks of their
+        own under their chain of awaiters, what they await at the leaf,
+        each weighing the time it waited. Judged against the server's own
+        measure over the recording (SIGUSR1 before and after), under 200
+        requests at once, twice: a busy loop (helper sleeps 5 ms: the loop
+        runs nearly all the time) and an idle one (helper sleeps 2 s: the
+        loop waits in epoll most of the time, the tasks' time then comes
+        from its stretches off the CPU). The number of requests inside
+        helper's await of the sleep, on average (its integral over time /
+        the time), is the profile's time in helper's sleep / the seconds
+        recorded, within 15%; the loop's share of the time in the hash (the
+        running task's samples at its line), the same within 25% (or three
+        times 1/sqrt(its samples) when more: the idle loop hashes ~40 times
+        in 3 s); >= 95%
+        of the time in helper carries the chain serve -> handler -> helper,
+        the hash's own samples its native frames. The summary says the
+        tasks' time apart from the threads', which stay the recording's.
+        (Mutations: each waiting task chosen weighed its record's time
+        alone, not scaled by those waiting / those chosen -> red: 3.4
+        requests in the sleep where the server measured 95.5 (3.14), 3.4 for
+        99.3 (3.15); the waiting tasks of a stretch off the CPU weighed one
+        period, not the stretch -> red: 6.7 for 175.3 on 3.15's idle loop,
+        3.14's idle and busy loops red too.)"""
+        pys = async_pythons()
+        if not pys:
+            self.skipTest("no CPython 3.14 or newer here (the sid world has them)")
+        for py in pys:
+            for load_name, sleep in (("busy", "0.005"), ("idle", "2")):
+                with self.subTest(py=py.label, loop=load_name):
+                    self.judge_wall_async(py, load_name, sleep)
+
+    def record_split(self, server, args):
+        """`perfpy record -p` of the server, its own measure taken as the
+        recording begins (perfpy says so once attached) and as it stops:
+        (perfpy's Popen, its stderr, the seconds it recorded, the server's
+        requests in the sleep on average, its share of time in the hash)."""
+        from support import PERFPY
+        p = subprocess.Popen([PERFPY, "record"] + args + ["-p", str(server.pid)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True, env=dict(os.environ, TMPDIR=self.rectmp))
+        self.procs.append(p)
+        err, begun = [], None
+        for line in p.stderr:
+            err.append(line)
+            if line.startswith("perfpy: recording the process "):
+                begun = self.own_split(server)
+            elif line.startswith("perfpy: recording stopped after ") and begun:
+                ended = self.own_split(server)
+        err.append(p.stderr.read())
+        p.wait(timeout=60)
+        err = "".join(err)
+        self.assertEqual(p.returncode, 0, err[-3000:])
+        seconds = float(re.search(r"recording stopped after ([\d.]+) s", err).group(1))
+        span = ended[0] - begun[0]
+        return err, seconds, (ended[1] - begun[1]) / span, (ended[2] - begun[2]) / span
+
+    def judge_wall_async(self, py, load_name, sleep):
+        server, port = self.server(py, sleep)
+        load = self.client(port, 200, 8)
+        time.sleep(1.5)
+        out = self.out("wall-%s-%s.txt" % (load_name, py.label))
+        err, seconds, *mine = self.record_split(server, [
+            "--mode", "sample", "--wall", "--async", "-d", "3", "-f", "collapsed", "-o", out])
+        load.wait(timeout=60)
+        self.answered(server)
+        period = float(re.search(r" samples of ([\d.]+) ms \(wall-clock\)", err).group(1)) / 1e3
+        with open(SERVER) as f:
+            line = [i for i, l in enumerate(f, 1) if "hashlib.sha256(" in l][-1]
+        stacks = collapsed_counts(out)
+        asleep = sum(n for s_, n in stacks.items() if re.search(
+            r";helper \([^;]*\);sleep \([^;]*asyncio/tasks\.py:\d+\);", s_))
+        hashing = sum(n for s_, n in stacks.items()
+                      if re.search(r";helper \([^;]*async_server\.py:%d\)" % line, s_))
+        waiting = sum(n for s_, n in stacks.items() if s_.endswith(";[awaiting Future]"))
+        helper, chain, own, native = request_path(stacks)
+        theirs = asleep * period / seconds, hashing * period / seconds
+        note("%s --wall --async, %s loop: requests in the sleep's await, on average: %.1f "
+             "(the server's own measure: %.1f); the loop's share in the hash %.3f "
+             "(its own: %.3f); tasks awaiting a Future %.0f s of %.0f s; the chain on "
+             "%d of %d in helper (%.1f%%), native frames on %d of %d in its C work"
+             % (py.label, load_name, theirs[0], mine[0], theirs[1], mine[1], waiting * period,
+                sum(stacks.values()) * period, chain, helper,
+                100.0 * chain / max(helper, 1), native, own))
+        self.assertGreater(mine[0], 20)           # the load was there
+        self.assertLess(abs(theirs[0] - mine[0]), 0.15 * mine[0])
+        # a count of n samples is known to 1/sqrt(n): 3 of those, or 25%
+        self.assertLess(abs(theirs[1] - mine[1]), max(0.25, 3 / max(hashing, 1) ** 0.5) * mine[1])
+        self.assertGreaterEqual(chain * 100, helper * 95)
+        self.assertGreater(own, 15)
+        self.assertGreaterEqual(native * 100, own * 95)
+        # the summary: the tasks' time said apart, the split the thread's
+        m = re.search(r"asyncio tasks waiting \(--async\): ([\d.]+) s of their own "
+                      r"time, beside the threads' ([\d.]+) s", err)
+        self.assertTrue(m, err[-3000:])
+        self.assertLess(abs(float(m.group(2)) - seconds), 0.1 * seconds)
+        self.assertGreater(float(m.group(1)), 0.8 * mine[0] * seconds)
+
+    @needs_perf
+    def test_wall_async_a_loop_blocked_all_along_still_has_its_tasks(self):
+        """The server holding 200 requests (each handler-N in helper's
+        Event.wait, the loop blocked in epoll from before perfpy attaches
+        to after it stops): its only stretch is captured from outside, by
+        the task iterator, at attach and at the end; the tasks are read
+        there too. Each of the 201 tasks (serve's and 200 handlers) waits
+        the whole recording: the tasks' time is 201 times the loop's, within
+        10%, the handlers' under serve -> handler -> helper -> Event.wait.
+        (Mutation: the iterator's captures read no tasks -> red: no task
+        time at all, the summary's line for it missing, on 3.14 and 3.15.)"""
+        pys = async_pythons()
+        if not pys:
+            self.skipTest("no CPython 3.14 or newer here (the sid world has them)")
+        for py in pys:
+            with self.subTest(py=py.label):
+                server, _ = self.held(py)
+                out = self.out("blocked-%s.txt" % py.label)
+                p = self.record_pid(["--mode", "sample", "--wall", "--async", "-d", "2", "-f",
+                                     "collapsed", "-o", out], server.pid)
+                self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+                m = re.search(r"asyncio tasks waiting \(--async\): ([\d.]+) s of their own "
+                              r"time, beside the threads' ([\d.]+) s", p.stderr)
+                self.assertTrue(m, p.stderr[-3000:])
+                tasks, threads = float(m.group(1)), float(m.group(2))
+                stacks = collapsed_counts(out)
+                held = sum(n for s_, n in stacks.items() if CHAIN.match(s_) and
+                           ";Event.wait (" in s_ and s_.endswith(";[awaiting Future]"))
+                note("%s --wall --async, a loop blocked all along: the tasks' %.1f s beside "
+                     "the loop's %.2f s (%.1f tasks on average; 201 wait); %d of %d periods "
+                     "in handler -> helper -> Event.wait" % (py.label, tasks, threads,
+                                                             tasks / threads, held,
+                                                             sum(stacks.values())))
+                self.assertGreater(threads, 1.5)
+                self.assertLess(abs(tasks / threads - 201), 20.1)
+                self.assertGreater(held * 100, sum(stacks.values()) * 90)
+
     @needs_perf
     def test_before_3_14_async_says_the_tasks_are_not_read(self):
         """--async on a CPython before 3.14: one line says its tasks are not
@@ -183,6 +331,19 @@ class AsyncServer(RecordTest):
         head, _, tree = rest.partition("\n")
         return threads, head, tree
 
+    def held(self, py):
+        """The server holding 200 requests, once every one is in helper's
+        Event.wait and the loop idle: (its Popen, its dump_async)."""
+        server, port = self.server(py, hold=True)
+        load = self.client(port, 200, 0)
+        self.assertEqual(load.stdout.readline().strip(), "held 200")
+        for _ in range(100):
+            dumped = self.dump_async(server.pid)
+            if dumped[2].count("Event.wait") == 200 and "(waiting in" in dumped[0]:
+                break
+            time.sleep(0.1)
+        return server, dumped
+
     def test_dump_async_lists_every_task_as_asyncio_pstree_does(self):
         """The server holding 200 requests (each handler-N in helper,
         awaiting an Event: a graph that stands still): perfpy's task tree
@@ -195,14 +356,7 @@ class AsyncServer(RecordTest):
             self.skipTest("no CPython 3.14 or newer here (the sid world has them)")
         for py in pys:
             with self.subTest(py=py.label):
-                server, port = self.server(py, hold=True)
-                load = self.client(port, 200, 0)
-                self.assertEqual(load.stdout.readline().strip(), "held 200")
-                for _ in range(100):           # every request in helper's Event.wait,
-                    threads, head, tree = self.dump_async(server.pid)   # the loop idle
-                    if tree.count("Event.wait") == 200 and "(waiting in" in threads:
-                        break
-                    time.sleep(0.1)
+                server, (threads, head, tree) = self.held(py)
                 from support import run
                 theirs = run([py.path, "-m", "asyncio", "pstree", str(server.pid)], timeout=60)
                 self.assertEqual(theirs.returncode, 0, theirs.stderr)

@@ -2,7 +2,7 @@
  * Wall-clock mode's user-space half: the reason of each stretch off the
  * CPU (wall.c), the captures kept until their end, the reason's marker at
  * the leaf of a folded stack (fold.c rule 10), and the summary's split
- * (summary_wall.c).
+ * (summary_wall.c), the waiting asyncio tasks' time apart from it.
  */
 #include "report/fold.h"
 #include "report/report.h"
@@ -134,14 +134,28 @@ TEST(wall_marker_is_the_leaf_even_without_native_frames)
     ASSERT_EQ_PTR(pp_wait_marker(PP_WAIT_NONE), NULL);
 }
 
+/* The summary's split of p (a wall-clock profile), printed into buf. */
+static void print_split(pp_profile *p, char *buf, size_t size)
+{
+    FILE *out = fmemopen(buf, size - 1, "w");
+    pp__funcs fn;
+    pp__wall_split *w;
+
+    ASSERT_EQ_INT(pp__funcs_make(p, 0, &fn), 0);
+    w = pp__wall_split_make(p, &fn);
+    ASSERT_TRUE(w != NULL);
+    pp__wall_split_print(out, p, w, 10, 1);
+    fclose(out);
+    pp__wall_split_free(w);
+    pp__funcs_free(&fn);
+}
+
 TEST(wall_summary_splits_time_by_reason)
 {
     pp_profile p;
     pp_folder *f;
     pp__funcs fn;
-    pp__wall_split *w;
     char buf[4096] = "";
-    FILE *out = fmemopen(buf, sizeof(buf) - 1, "w");
 
     ASSERT_EQ_INT(pp_profile_init(&p), 0);
     p.value = PP_VALUE_WALL;
@@ -152,20 +166,69 @@ TEST(wall_summary_splits_time_by_reason)
     fold_one(f, PP_WAIT_SLEEP, 1000, "py::doze:/a.py");
     fold_one(f, PP_WAIT_GIL, 1000, "py::doze:/a.py");
     ASSERT_EQ_INT(pp_fold_close(f), 0);
-    ASSERT_EQ_INT(pp__funcs_make(&p, 0, &fn), 0);
-    w = pp__wall_split_make(&p, &fn);
-    ASSERT_TRUE(w != NULL);
-    pp__wall_split_print(out, &p, w, 10, 1);
-    fclose(out);
+    print_split(&p, buf, sizeof(buf));
     ASSERT_CONTAINS(buf, "wall time: on-CPU 25.0%, off-CPU 75.0%: sleep 50.0%, I/O 0.0%, "
                          "lock 0.0%, GIL 25.0%, CPU wait 0.0%, other 0.0%");
     /* doze: 75% of all, own and total; of its time 67% asleep, 33% GIL */
     ASSERT_CONTAINS(buf, "   75.0%   75.0%       0%     67%      0%      0%     33%      0%"
                          "      0%  doze (/a.py)");
-    pp__wall_split_free(w);
     /* a profile of CPU time gets none of it */
     p.value = PP_VALUE_CPU;
+    ASSERT_EQ_INT(pp__funcs_make(&p, 0, &fn), 0);
     ASSERT_EQ_PTR(pp__wall_split_make(&p, &fn), NULL);
     pp__funcs_free(&fn);
+    pp_profile_free(&p);
+}
+
+/* A waiting task's stack (--wall --async): its task, a coroutine, what it
+ * awaits at the leaf, all in DSO [task] but the coroutine. */
+static void fold_task(pp_folder *f, uint64_t weight, const char *leaf)
+{
+    pp_script_frame fr[3];
+    pp_script_sample s;
+
+    memset(fr, 0, sizeof(fr));
+    fr[0] = (pp_script_frame){.ip = 3, .sym = leaf, .dso = PP_TASK_DSO,
+                              .sym_len = (uint32_t)strlen(leaf), .dso_len = 6};
+    fr[1] = (pp_script_frame){.ip = 2, .sym = "py::doze:/a.py", .dso = "[python]",
+                              .sym_len = 14, .dso_len = 8, .py_line = 3};
+    fr[2] = (pp_script_frame){.ip = 4, .sym = "<task 'h-1'>", .dso = PP_TASK_DSO,
+                              .sym_len = 12, .dso_len = 6};
+    memset(&s, 0, sizeof(s));
+    s.comm = "python3", s.comm_len = 7, s.pid = 1, s.tid = 1, s.period = 1000, s.weight_ns = weight;
+    s.event = "wall-clock", s.event_len = 10, s.frames = fr, s.nframes = 3;
+    ASSERT_EQ_INT(pp_fold_sample(f, &s), 0);
+}
+
+TEST(wall_summary_keeps_waiting_tasks_apart)
+{
+    pp_profile p;
+    pp_folder *f;
+    char buf[4096] = "";
+    const uint64_t tenth = 100000000;
+
+    ASSERT_TRUE(pp_task_wait_marker("[awaiting Future]"));
+    ASSERT_TRUE(pp_task_wait_marker(PP_TASK_READY));
+    ASSERT_TRUE(!pp_task_wait_marker("<task 'h-1'>"));
+    ASSERT_TRUE(!pp_task_wait_marker("[off-CPU: sleep]"));
+    ASSERT_EQ_INT(pp_profile_init(&p), 0);
+    p.value = PP_VALUE_WALL;
+    p.period_ns = tenth;
+    ASSERT_EQ_INT(pp_fold_open(&f, &p, NULL), 0);
+    fold_one(f, PP_WAIT_NONE, tenth, "py::crunch:/a.py");  /* the thread: 0.1 s each */
+    fold_one(f, PP_WAIT_SLEEP, tenth, "py::doze:/a.py");
+    fold_task(f, 2 * tenth, "[awaiting Future]");          /* its tasks: 0.3 s */
+    fold_task(f, tenth, PP_TASK_READY);
+    ASSERT_EQ_INT(pp_fold_close(f), 0);
+    print_split(&p, buf, sizeof(buf));
+    /* the split is the thread's alone; the tasks' time a line of its own */
+    ASSERT_CONTAINS(buf, "wall time: on-CPU 50.0%, off-CPU 50.0%: sleep 50.0%, I/O 0.0%, "
+                         "lock 0.0%, GIL 0.0%, CPU wait 0.0%, other 0.0%\n");
+    ASSERT_CONTAINS(buf, "asyncio tasks waiting (--async): 0.3 s of their own time, beside "
+                         "the threads' 0.2 s");
+    /* doze: 4 of the 5 tenths, 1 of them asleep, 3 awaiting */
+    ASSERT_CONTAINS(buf, "CPU wait   other awaiting  function\n");
+    ASSERT_CONTAINS(buf, "   80.0%   80.0%       0%     25%      0%      0%      0%      0%"
+                         "      0%      75%  doze (/a.py)");
     pp_profile_free(&p);
 }

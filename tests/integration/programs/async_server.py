@@ -6,7 +6,9 @@ CPU work in C (hashlib's sha256 of half a MiB: native frames, ~1 ms).
   async_server.py PORTFILE [SLEEP [HOLD]]
 
 PORTFILE: where the port goes once it listens (written whole, then
-renamed). SLEEP: the helper's sleep in seconds (default 0.005). HOLD 1: the
+renamed). SLEEP: the helper's sleep in seconds on average (default 0.005;
+each one from 0.5 to 1.5 times it, at random, so that requests begun
+together do not stay in step). HOLD 1: the
 helper waits forever instead, so the task graph stands still (what dump
 --async and `python -m asyncio pstree` are compared on). It prints
 "cpu SECONDS" (its own CPU time) and the requests answered on SIGTERM.
@@ -14,19 +16,37 @@ helper waits forever instead, so the task graph stands still (what dump
 import asyncio
 import hashlib
 import os
+import random
 import resource
 import signal
 import sys
+import time
 
 BLOB = bytes(range(256)) * 2048
 answered = 0
+# requests in the sleep's await now, since when, the integral so far; the hash's seconds
+split = {"in": 0, "since": time.perf_counter(), "area": 0.0, "hashing": 0.0}
+
+
+def sleepers(step):
+    now = time.perf_counter()
+    split["area"] += split["in"] * (now - split["since"])
+    split["since"] = now
+    split["in"] += step
 
 
 async def helper(data, sleep, hold):
     if hold:
         await asyncio.Event().wait()
-    await asyncio.sleep(sleep)
-    return hashlib.sha256(BLOB + data).hexdigest()
+    sleepers(1)
+    try:
+        await asyncio.sleep(sleep * random.uniform(0.5, 1.5))
+    finally:
+        sleepers(-1)
+    t = time.perf_counter()
+    digest = hashlib.sha256(BLOB + data).hexdigest()
+    split["hashing"] += time.perf_counter() - t
+    return digest
 
 
 async def handler(reader, writer, sleep, hold):
@@ -60,8 +80,14 @@ def on_term(signum, frame):
     os._exit(0)
 
 
+def on_usr1(signum, frame):
+    sleepers(0)
+    print("split %.6f %.6f %.6f" % (split["since"], split["area"], split["hashing"]), flush=True)
+
+
 def main():
     signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGUSR1, on_usr1)
     sleep = float(sys.argv[2]) if len(sys.argv) > 2 else 0.005
     hold = len(sys.argv) > 3 and sys.argv[3] == "1"
     print("pid", os.getpid(), flush=True)
