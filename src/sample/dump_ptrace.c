@@ -123,8 +123,25 @@ static void take_regs(pp_dump *d, pp_dump_thread *t, const struct user_regs_stru
     if (!(m = pp_maps_find(&d->maps, u->rsp)))
         return;
     len = m->end - u->rsp < PP_DUMP_STACK ? (size_t)(m->end - u->rsp) : PP_DUMP_STACK;
-    if (!(t->stack = malloc(len ? len : 1)) ||
-        pp_pyread_peek(d->pid, u->rsp, t->stack, len) != 0) {
+    if (!(t->stack = malloc(len ? len : 1)))
+        return;
+    if (pp_pyread_peek(d->pid, u->rsp, t->stack, len) != 0) {
+        /* a read that crosses an unreadable page fails whole: threads'
+         * stacks side by side are one mapping, each one's guard pages
+         * inside it (glibc 2.42's MADV_GUARD_INSTALL): page by page from
+         * sp's own, up to the first that cannot be read */
+        size_t got = 0, want;
+
+        while (got < len) {
+            want = 4096 - ((u->rsp + got) & 4095);
+            want = want < len - got ? want : len - got;
+            if (pp_pyread_peek(d->pid, u->rsp + got, t->stack + got, want) != 0)
+                break;
+            got += want;
+        }
+        len = got;
+    }
+    if (!len) {
         free(t->stack);
         t->stack = NULL;
         return;
