@@ -338,11 +338,17 @@ class BadInput(DumpTest):
         py = interpreters()[-1]
         for mode in modes():
             with self.subTest(mode=mode):
-                target = self.start([py.path, "-c", "import time; time.sleep(1.0)"])
-                time.sleep(0.5)
-                # the dump waits between finding the program and reading it
+                # it lives 4 s from its start: found by the dump even under a
+                # load of 44 (perfpy's start and sample mode's loading took
+                # more than 0.5 s there), then ended while the dump waits
+                # between finding the program and reading it
+                target = subprocess.Popen([py.path, "-c", "import time; print('ready', "
+                                           "flush=True); time.sleep(4.0)"],
+                                          stdout=subprocess.PIPE, universal_newlines=True)
+                self.targets.append(target)
+                self.assertEqual(target.stdout.readline(), "ready\n")
                 p = run([PERFPY, "dump"] + mode_args(mode) + [str(target.pid)],
-                        env={"PERFPY_DUMP_TEST_PAUSE_MS": "1500"})
+                        env={"PERFPY_DUMP_TEST_PAUSE_MS": "5000"})
                 self.one_line(p, r"the process %d ended during the dump" % target.pid)
                 self.assertEqual(target.wait(), 0)
 
