@@ -61,6 +61,11 @@ static void help(FILE *out)
             "                       longer than an interval counts in each (sample\n"
             "                       mode only; default: CPU time)\n"
             "      --wall           the same as --idle (default: off)\n"
+            "      --async          asyncio as its authors see it (CPython 3.14+, as\n"
+            "                       record --async): a task's samples under its chain\n"
+            "                       of awaiting tasks, <task 'handler-42'> ranked as a\n"
+            "                       function is; with --idle the waiting tasks too\n"
+            "                       (sample mode only; default: off)\n"
             "  -h, --help           this help\n"
             "\n"
             "exit status: 0 after q, Ctrl-C, SIGTERM or the process's end (a\n"
@@ -93,6 +98,9 @@ static int top_option(int c, void *opts, pp_usage *u)
     case 'W':
         o->wall = 1;
         break;
+    case 'A':
+        o->async = 1;
+        break;
     case 'i':
         o->interval = strtod(optarg, &end);
         if (end == optarg || *end || !(o->interval >= 0.1 && o->interval <= 3600))
@@ -112,6 +120,7 @@ int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u)
         {"mode", required_argument, NULL, 'M'},
         {"idle", no_argument, NULL, 'W'},
         {"wall", no_argument, NULL, 'W'},
+        {"async", no_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -137,6 +146,10 @@ int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u)
         return pp_usage_set(u, "--idle needs sample mode: the time each thread spends off "
                               "the CPU, and why, comes from BPF programs in the kernel, "
                               "which --mode read does not use");
+    if (o->async && strcmp(o->mode, "read") == 0)
+        return pp_usage_set(u, "--async needs sample mode: the task a thread runs and "
+                              "the tasks awaiting it are read by its BPF program at each "
+                              "sample, which --mode read does not use");
     return PP_PARSED_RUN;
 }
 
@@ -145,7 +158,7 @@ int pp_cmd_top(int argc, char **argv)
     pp_top_cli o;
     pp_usage u;
     char libdir[PATH_MAX], helper[PATH_MAX + 16], why[512], said[1024];
-    char every[32], rate[32], pid[32];
+    char every[32], rate[32], pid[32], clock[32];
     char **args;
     int rc, n = 0, k = 0;
 
@@ -162,11 +175,12 @@ int pp_cmd_top(int argc, char **argv)
     }
     if (strcmp(o.mode, "read") != 0 &&
         pp__record_sample_check(libdir[0] ? libdir : NULL, why, sizeof(why)) != 0) {
-        if (o.wall)
-            return pp_fail("perfpy top --idle needs sample mode, which cannot sample here "
+        if (o.wall || o.async)
+            return pp_fail("perfpy top %s needs sample mode, which cannot sample here "
                            "(%s): it needs root, or the capabilities CAP_BPF and "
-                           "CAP_PERFMON, and a kernel with BPF and BTF; without --idle, "
-                           "top watches CPU time in read mode", why);
+                           "CAP_PERFMON, and a kernel with BPF and BTF; without it, "
+                           "top watches CPU time in read mode", o.wall ? "--idle" : "--async",
+                           why);
         if (strcmp(o.mode, "sample") == 0)
             return pp_fail("sample mode cannot sample here (%s): it needs root, or the "
                            "capabilities CAP_BPF and CAP_PERFMON, and a kernel with BPF and "
@@ -187,6 +201,7 @@ int pp_cmd_top(int argc, char **argv)
     snprintf(every, sizeof(every), "%g", o.interval);
     snprintf(rate, sizeof(rate), "%ld", o.rate);
     snprintf(pid, sizeof(pid), "%ld", o.pid);
+    snprintf(clock, sizeof(clock), "%s%s", o.wall ? "wall" : "cpu", o.async ? ",async" : "");
     /* perfpy-sample --top INTERVAL FORMAT OUTPUT RATE NO_NATIVE DURATION
      * PROCESSES THREADS [CLOCK] (-p PID | -- PROGRAM...): a recording whose
      * intervals are shown, not written; all processes in one table */
@@ -203,7 +218,7 @@ int pp_cmd_top(int argc, char **argv)
     args[k++] = "2";
     args[k++] = "0";
     if (strcmp(o.mode, "read") != 0)
-        args[k++] = o.wall ? "wall" : "cpu";    /* sample mode's CLOCK */
+        args[k++] = clock;                      /* sample mode's CLOCK */
     args[k++] = o.pid ? "-p" : "--";
     if (o.pid)
         args[k++] = pid;

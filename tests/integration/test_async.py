@@ -25,6 +25,8 @@ SERVER = os.path.join(PROGRAMS, "async_server.py")
 CLIENT = os.path.join(PROGRAMS, "async_client.py")
 # serve's task (asyncio.run's, Task-1), serve's coroutines, a handler's task
 # and its coroutines, root first
+# the event loop's frames: rootward of every task's coroutine without --async
+LOOP = ("BaseEventLoop.run_forever", "BaseEventLoop._run_once", "Handle._run")
 CHAIN = re.compile(r"^<task 'Task-1'>;serve \([^;]*\);(?:[^;]*;)*?<task 'handler-\d+'>;"
                    r"handler \([^;]*\);helper \(")
 
@@ -303,6 +305,57 @@ class AsyncServer(RecordTest):
                 self.assertGreater(threads, 1.5)
                 self.assertLess(abs(tasks / threads - 201), 20.1)
                 self.assertGreater(held * 100, sum(stacks.values()) * 90)
+
+    def top(self, py, args):
+        """`perfpy top ARGS -i 1 -p PID` of the server under 200 requests,
+        its output piped (one plain table per interval) until it holds 3:
+        the rows of the 2nd and 3rd, {function: total%} each."""
+        from support import PERFPY
+        from test_top import Plain, tables
+        server, port = self.server(py)
+        self.client(port, 200, 8)
+        time.sleep(1)
+        p = subprocess.Popen([PERFPY, "top"] + args + ["-i", "1", "-p", str(server.pid)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.procs.append(p)
+        text = Plain.read_tables(self, p, 3)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=20)
+        self.assertEqual(p.returncode, 0, err[-2000:])
+        got = tables(text + out.decode(errors="replace"))
+        self.assertGreaterEqual(len(got), 3, text[-2000:])
+        return [{r.group(5).split(" (")[0]: float(r.group(2)) for r in rows}
+                for _, rows in got[1:3]], err.decode(errors="replace")
+
+    @needs_perf
+    def test_top_async_ranks_the_tasks_in_place_of_the_event_loop(self):
+        """perfpy top --async on 3.14+: each full interval's table ranks
+        <task 'Task-1'> (serve's task, awaiting every handler) at >= 50% of
+        the total, serve and handler with it, and the event loop's frames
+        (run_forever, _run_once, Handle._run: its own work only) under 50%;
+        the twin without --async: an event-loop frame at >= 50% and no task.
+        (Mutation: top's CLOCK without ",async" -> red: no task in the
+        tables on 3.14 and 3.15, Handle._run at 100%.)"""
+        pys = async_pythons()
+        if not pys:
+            self.skipTest("no CPython 3.14 or newer here (the sid world has them)")
+        for py in pys:
+            with self.subTest(py=py.label):
+                intervals, err = self.top(py, ["--async"])
+                note("%s top --async: <task 'Task-1'> %s%% of the 2nd and 3rd intervals; "
+                     "handler %s%%" % (py.label, [t.get("<task 'Task-1'>") for t in intervals],
+                                       [t.get("handler") for t in intervals]))
+                self.assertNotIn("--async:", err)
+                for t in intervals:
+                    self.assertGreaterEqual(t.get("<task 'Task-1'>", 0), 50, t)
+                    self.assertIn("serve", t)
+                    self.assertIn("handler", t)
+                    self.assertLess(max(t.get(f, 0) for f in LOOP), 50, t)
+            with self.subTest(py=py.label, twin="no --async"):
+                intervals, _ = self.top(py, [])
+                for t in intervals:
+                    self.assertGreaterEqual(max(t.get(f, 0) for f in LOOP), 50, t)
+                    self.assertFalse([f for f in t if f.startswith("<task '")], t)
 
     @needs_perf
     def test_before_3_14_async_says_the_tasks_are_not_read(self):
