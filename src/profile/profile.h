@@ -92,8 +92,6 @@ typedef struct pp_thread {
     uint64_t first_ns, last_ns;    /* its first and last sample (perf clock; 0 unknown) */
     uint64_t samples;
     uint32_t last_marker;          /* its latest marker's index + 1; 0: none */
-    uint32_t *chunks;              /* the log's chunks that hold its records, ascending */
-    uint32_t nchunks, chunks_cap;
 } pp_thread;
 
 /* One record of the sample log: 12 bytes. Its time and weight are its
@@ -320,17 +318,18 @@ void pp__log_free(pp_profile *p);
  *     for each thread t with samples:
  *         pp_thread_order_load(&o, t);    o.recs[0 .. o.n): t's record indexes
  *     pp_thread_order_free(&o);
- * each thread's in time order (the log's order among equal times). A
- * thread's records are gathered from the chunks that hold them (4 bytes a
- * record of that thread while it is loaded); when that would scan the log
- * many times over (many threads sampled together), every thread's are
- * sorted once instead (4 bytes a record). */
+ * each thread's in time order (the log's order among equal times). Loading
+ * thread t gathers, in one pass over the log, the records of t and of the
+ * threads after it while they total at most an eighth of the log (or t's
+ * own when more): 4 bytes a gathered record, at most half a byte a sample
+ * or 4 bytes a sample of the largest thread, and at most about 16 passes. */
 typedef struct pp_thread_order {
     const pp_profile *p;
-    uint32_t *all;                 /* every record index by thread, or NULL */
-    uint64_t *first;               /* with all: all[first[t] .. first[t + 1]) are t's */
-    uint32_t *own;                 /* else: the loaded thread's */
+    uint32_t *own;                 /* the batch's record indexes, thread by thread */
     size_t own_cap;
+    uint64_t *first;               /* own[first[t - lo] .. first[t - lo + 1]) are t's */
+    size_t first_cap;
+    uint32_t lo, hi;               /* the batch: threads [lo, hi) */
     const uint32_t *recs;          /* the loaded thread's */
     uint64_t n;
     uint32_t thread;               /* the loaded thread; UINT32_MAX: none */

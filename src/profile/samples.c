@@ -228,7 +228,6 @@ static int append(pp_profile *p, uint32_t stack, uint32_t thread, uint64_t time_
     uint64_t us = time_ns > p->time_base_ns ? (time_ns - p->time_base_ns + 999) / 1000 : 0;
     int64_t w = -1;
     pp_sample_rec *r;
-    pp_thread *t;
 
     if (p->nlog >= UINT32_MAX)      /* pp_thread_order indexes records in 32 bits */
         return -ENOSPC;
@@ -238,14 +237,6 @@ static int append(pp_profile *p, uint32_t stack, uint32_t thread, uint64_t time_
         if (!(c = open_chunk(p, us)))
             return -ENOMEM;
         w = weight_index(p, c, weight);
-    }
-    t = &p->threads[thread];
-    if (!t->nchunks || t->chunks[t->nchunks - 1] != p->log_chunks - 1) {
-        size_t cap = t->chunks_cap;
-        if (pp__grow((void **)&t->chunks, &cap, (size_t)t->nchunks + 1, sizeof(*t->chunks)) < 0)
-            return -ENOMEM;
-        t->chunks_cap = (uint32_t)cap;
-        t->chunks[t->nchunks++] = (uint32_t)(p->log_chunks - 1);
     }
     r = &c->recs[c->n++];
     r->stack = stack;
@@ -374,11 +365,6 @@ int pp_profile_marker_span(pp_profile *p, uint32_t thread, pp_marker_kind kind,
 
 void pp__log_free(pp_profile *p)
 {
-    for (uint32_t i = 0; i < p->nthreads; i++) {
-        free(p->threads[i].chunks);
-        p->threads[i].chunks = NULL;
-        p->threads[i].nchunks = p->threads[i].chunks_cap = 0;
-    }
     for (size_t i = 0; i < p->log_chunks; i++) {
         free(p->log[i].recs);
         free(p->log[i].weights);
@@ -472,104 +458,79 @@ static void sort_by_time(const pp_profile *p, uint32_t *r, size_t n)
 
 #define thread_of(rec) ((rec).thread_weight >> PP_LOG_WEIGHT_BITS)
 
-static int build_all(const pp_profile *p, pp_thread_order *o)
-{
-    uint64_t *at;
-
-    o->all = malloc((p->nlog ? p->nlog : 1) * sizeof(*o->all));
-    o->first = calloc((size_t)p->nthreads + 1, sizeof(*o->first));
-    at = calloc((size_t)p->nthreads + 1, sizeof(*at));
-    if (!o->all || !o->first || !at) {
-        free(at);
-        return -ENOMEM;
-    }
-    for (size_t c = 0; c < p->log_chunks; c++)       /* counting sort by thread */
-        for (uint32_t k = 0; k < p->log[c].n; k++)
-            o->first[thread_of(p->log[c].recs[k]) + 1]++;
-    for (uint32_t t = 0; t < p->nthreads; t++)
-        o->first[t + 1] += o->first[t];
-    memcpy(at, o->first, ((size_t)p->nthreads + 1) * sizeof(*at));
-    for (size_t c = 0; c < p->log_chunks; c++)
-        for (uint32_t k = 0; k < p->log[c].n; k++)
-            o->all[at[thread_of(p->log[c].recs[k])]++] = (uint32_t)(p->log[c].first + k);
-    free(at);
-    for (uint32_t t = 0; t < p->nthreads; t++)
-        sort_by_time(p, o->all + o->first[t], (size_t)(o->first[t + 1] - o->first[t]));
-    return 0;
-}
-
 int pp_thread_order_build(const pp_profile *p, pp_thread_order *o)
 {
-    uint64_t scan = 0;
-    int rc;
-
     memset(o, 0, sizeof(*o));
     o->p = p;
     o->thread = UINT32_MAX;
-    /* gathering each thread from its chunks reads those chunks whole */
-    for (uint32_t t = 0; t < p->nthreads; t++)
-        for (uint32_t k = 0; k < p->threads[t].nchunks; k++)
-            scan += p->log[p->threads[t].chunks[k]].n;
-    if (scan <= 16 * p->nlog + CHUNK)
-        return 0;
-    if ((rc = build_all(p, o)) < 0)
-        pp_thread_order_free(o);
-    return rc;
+    return 0;
+}
+
+/* The batch from thread lo: its threads' records gathered in one pass. */
+static int gather(pp_thread_order *o, uint32_t lo)
+{
+    const pp_profile *p = o->p;
+    uint64_t budget = p->nlog / 8, sum = p->threads[lo].samples, *at;
+    uint32_t hi = lo + 1, k;
+
+    if (budget < sum)
+        budget = sum;
+    while (hi < p->nthreads && sum + p->threads[hi].samples <= budget)
+        sum += p->threads[hi++].samples;
+    if (pp__grow((void **)&o->first, &o->first_cap, (size_t)(hi - lo) * 2 + 1,
+                 sizeof(*o->first)) < 0)
+        return -ENOMEM;
+    memset(o->first, 0, ((size_t)(hi - lo) * 2 + 1) * sizeof(*o->first));
+    at = o->first + (hi - lo) + 1;
+    for (size_t c = 0; c < p->log_chunks; c++)        /* counted, then gathered */
+        for (uint32_t i = 0; i < p->log[c].n; i++)
+            if ((k = thread_of(p->log[c].recs[i])) >= lo && k < hi)
+                o->first[k - lo + 1]++;
+    for (k = 0; k < hi - lo; k++) {
+        o->first[k + 1] += o->first[k];
+        at[k] = o->first[k];
+    }
+    if (o->first[hi - lo] > o->own_cap) {
+        uint32_t *own = realloc(o->own, o->first[hi - lo] * sizeof(*own));
+        if (!own)
+            return -ENOMEM;
+        o->own = own;
+        o->own_cap = o->first[hi - lo];
+    }
+    for (size_t c = 0; c < p->log_chunks; c++)
+        for (uint32_t i = 0; i < p->log[c].n; i++)
+            if ((k = thread_of(p->log[c].recs[i])) >= lo && k < hi)
+                o->own[at[k - lo]++] = (uint32_t)(p->log[c].first + i);
+    for (k = 0; k < hi - lo; k++)
+        sort_by_time(p, o->own + o->first[k], (size_t)(o->first[k + 1] - o->first[k]));
+    o->lo = lo;
+    o->hi = hi;
+    return 0;
 }
 
 int pp_thread_order_load(pp_thread_order *o, uint32_t thread)
 {
-    const pp_profile *p = o->p;
-    const pp_thread *t;
-    size_t n = 0;
-
-    if (thread >= p->nthreads)
+    if (thread >= o->p->nthreads)
         return -EINVAL;
-    o->thread = thread;
-    if (o->all) {
-        o->recs = o->all + o->first[thread];
-        o->n = o->first[thread + 1] - o->first[thread];
-        return 0;
-    }
-    t = &p->threads[thread];
-    for (uint32_t k = 0; k < t->nchunks; k++) {       /* counted, then gathered */
-        const pp_log_chunk *c = &p->log[t->chunks[k]];
-        for (uint32_t i = 0; i < c->n; i++)
-            n += thread_of(c->recs[i]) == thread;
-    }
-    if (n > o->own_cap) {
-        uint32_t *own = realloc(o->own, n * sizeof(*own));
-        if (!own) {
+    if (thread < o->lo || thread >= o->hi) {
+        o->lo = o->hi = 0;
+        if (gather(o, thread) < 0) {
             o->thread = UINT32_MAX;
             o->n = 0;
             return -ENOMEM;
         }
-        o->own = own;
-        o->own_cap = n;
     }
-    n = 0;
-    for (uint32_t k = 0; k < t->nchunks; k++) {
-        const pp_log_chunk *c = &p->log[t->chunks[k]];
-        for (uint32_t i = 0; i < c->n; i++)
-            if (thread_of(c->recs[i]) == thread)
-                o->own[n++] = (uint32_t)(c->first + i);
-    }
-    sort_by_time(p, o->own, n);
-    o->recs = o->own;
-    o->n = n;
+    o->thread = thread;
+    o->recs = o->own + o->first[thread - o->lo];
+    o->n = o->first[thread - o->lo + 1] - o->first[thread - o->lo];
     return 0;
 }
 
 void pp_thread_order_free(pp_thread_order *o)
 {
-    free(o->all);
-    free(o->first);
     free(o->own);
-    o->all = o->own = NULL;
-    o->first = NULL;
-    o->recs = NULL;
-    o->n = 0;
-    o->own_cap = 0;
+    free(o->first);
+    memset(o, 0, sizeof(*o));
     o->thread = UINT32_MAX;
 }
 
