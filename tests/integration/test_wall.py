@@ -300,8 +300,14 @@ class WallClock(RecordTest):
                 self.assertEqual(len(parent), 1, by_root)
                 self.assertTrue(any(0.9 * 0.8 * RATE <= n <= 1.1 * 0.8 * RATE
                                     for n in child.values()), by_root)
-                self.assertTrue(0.9 * 0.8 * RATE <= sum(parent.values()) <= 1.2 * 0.8 * RATE,
-                                by_root)
+                # the parent waits through the child's whole life: its sleep
+                # and, on a busy machine, its wait for a CPU after it (3.9 at
+                # load 16: other 386 = the child's sleep 319 + its CPU wait 67)
+                kid = {k[0] for k in child} - {k[0] for k in parent}
+                late = sum(n for k, n in by_root.items()
+                           if k[0] in kid and k[1] == "[off-CPU: waiting for a CPU]")
+                self.assertTrue(0.9 * 0.8 * RATE <= sum(parent.values()) <=
+                                1.2 * 0.8 * RATE + late, by_root)
                 roots = {k[0] for k in by_root}
                 self.assertEqual(len(roots), 2, roots)
 
