@@ -40,6 +40,8 @@ typedef struct proc {
     uint64_t found_ns;             /* CLOCK_MONOTONIC: when the maps it was found in
                                       were read */
     int looks;                     /* times its maps were searched for it */
+    uint64_t set_ns;               /* CLOCK_MONOTONIC: when the BPF side was given it */
+    uint64_t early;                /* samples before then (native frames only) */
     double next_look;              /* -a: not before (a host wakes us often) */
     int waits;                     /* -a: times its interpreter was looked for */
     int refused;                   /* its CPython is not read (pylayout.c said why) */
@@ -100,6 +102,7 @@ typedef struct state {
     pp_kallsyms ks;
     int have_ks;
     uint64_t samples, failed;
+    uint64_t before_python;        /* samples taken before their process's _PyRuntime was known */
     double t0, seconds;            /* when the recording began; how long it ran */
     int attached;                  /* -p: the process was running already */
     int stopped;                   /* --duration (or, attached, Ctrl-C) ended it */

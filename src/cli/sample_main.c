@@ -330,7 +330,7 @@ void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t b
     pp_script_sample out;
     size_t nn = 0, nk = 0, skip = 0;
     unsigned flags = 0;
-    int reason;
+    int reason, early;
 
     if (!p) {
         st->failed++;
@@ -367,6 +367,10 @@ void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t b
     memcpy(ps.regs, s->regs, sizeof(ps.regs));
     ps.stack = s->stack + s->stack_skip;
     ps.stack_len = s->stack_len > s->stack_skip ? s->stack_len - s->stack_skip : 0;
+    /* sampled before the BPF side had its _PyRuntime: no Python frame
+     * could be read */
+    early = ps.have_user && !(s->flags & PP_BPF_PY_THREAD) &&
+            (!p->runtime || s->time_ns < p->set_ns);
     python_frames(st, p, s, py);
     ps.py = py;
     ps.npy = s->npy < PP_BPF_MAX_PY ? s->npy : PP_BPF_MAX_PY;
@@ -381,6 +385,14 @@ void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t b
             skip++;
     if (ps.have_user && pp_unwind(st->u, &ps, nat, 512, &nn, &flags) != 0)
         nn = 0;
+    /* and deeper than the stack copied: cut, with nothing to splice on
+     * (a process still looked for counts once it is found) */
+    if (early && (flags & PP_UNWIND_RAN_OUT)) {
+        if (p->runtime)
+            st->before_python++;
+        else
+            p->early++;
+    }
     st->samples++;
     if (pp_splice(st->sp, &ps, kern + skip, nk - skip, nat, nn, &out) != 0) {
         st->failed++;
@@ -670,6 +682,19 @@ static void no_gil(state *st, proc *p)
 
 /* p's _PyRuntime, once its image (and its libpython) is mapped, and the
  * layout of the CPython it runs. */
+/* Tests only: PERFPY_SAMPLE_LOOK_DELAY_MS holds the looks for a _PyRuntime
+ * back that long from the first, as a loaded machine does when this
+ * process waits for a CPU while the program runs on another. */
+static int look_delayed(void)
+{
+    static double until = -1;
+    const char *ms;
+
+    if (until < 0)
+        until = (ms = getenv("PERFPY_SAMPLE_LOOK_DELAY_MS")) ? now_s() + atof(ms) / 1000 : 0;
+    return until > 0 && now_s() < until;
+}
+
 static void find_runtime(state *st, proc *p)
 {
     pp_maps maps = {0};
@@ -687,6 +712,8 @@ static void find_runtime(state *st, proc *p)
     if (!p->placed)
         place(st, p);
     if (p->runtime || p->refused || p->looks >= 100)
+        return;
+    if (look_delayed())
         return;
     /* -a: the ring wakes us at every exec of the host; 100 looks are still
      * 2 s of a process's start, not 100 wake-ups */
@@ -721,6 +748,8 @@ static void find_runtime(state *st, proc *p)
             p->found_ns = looked;
             p->have_types = pp_pyread_types_find(&maps, &p->types) == 0;
             pp_collect_set(st->c, p->pid, &p->layout.off, runtime);
+            p->set_ns = mono_ns();
+            st->before_python += p->early;
             if (st->async)
                 find_async_in(st, p, &maps);
         }
@@ -842,6 +871,11 @@ static void notes(const state *st, pp_collector *c)
                 "their frames are [unknown] (%llu named; %llu copies of names did not fit "
                 "in their ring)\n", (unsigned long long)cs.freed,
                 (unsigned long long)cs.named, (unsigned long long)pp_collect_code_lost(c));
+    if (st->before_python)
+        fprintf(stderr, "perfpy: %llu samples were taken before their process's Python was "
+                "found (its _PyRuntime, looked for every 20 ms as it starts), deeper than the "
+                "stack copied: [truncated], with native frames only\n",
+                (unsigned long long)st->before_python);
     if (pp_collect_lost(c))
         fprintf(stderr, "perfpy: %llu samples lost (the ring buffer was full)\n",
                 (unsigned long long)pp_collect_lost(c));

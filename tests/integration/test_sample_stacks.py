@@ -64,11 +64,44 @@ class SampleStacks(RecordTest):
                 # message now, to name them), hence a share, not a count
                 self.assertEqual([s_[:300] for s_ in stacks if s_.startswith("[truncated]")
                                   and PYFRAME.search(s_)], [])
-                self.assertLessEqual(cut * 100, total * 3, cuts[:5])
+                self.assertLessEqual(cut * 100, total * 3,
+                                     (cuts[:5], re.findall(r"^perfpy: \d+ samples were taken "
+                                                          r"before .*$", p.stderr, re.M)))
                 self.assertGreater(deep * 2, total)
                 self.assertGreater(sum(busy.values()), 20)
                 self.assertLessEqual(unknown * 100, sum(busy.values()) * 3,
                                      [s_[-300:] for s_ in busy if "[unknown]" in s_][:3])
+
+    @needs_perf
+    def test_samples_before_the_runtime_is_found_are_counted(self):
+        """Until perfpy-sample has found a process's _PyRuntime (looked for
+        every 20 ms) the BPF side reads no Python frame: on a loaded machine
+        (perfpy-sample waiting for a CPU while the program runs) deep_mixed.py
+        was already 95 levels deep, its stacks cut with no Python frame (21
+        of 525 on 3.8 at a load of 25-50). PERFPY_SAMPLE_LOOK_DELAY_MS holds
+        the looks back 500 ms: the note counts those samples, cut stacks all,
+        and at least every cut one in the interpreter. (Mutation: the count not added when the runtime is found
+        -> red: no note.)"""
+        py = interpreters()[-1]
+        out = self.out("late.txt")
+        p = self.record(["--mode", "sample", "-f", "collapsed", "-o", out],
+                        [py.path, os.path.join(PROGRAMS, "deep_mixed.py"), "0.5"],
+                        env={"PERFPY_SAMPLE_LOOK_DELAY_MS": "500"})
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        stacks = collapsed_counts(out)
+        cut = sum(n for s_, n in stacks.items() if s_.startswith("[truncated]"))
+        deep = sum(n for s_, n in stacks.items() if s_.startswith("[truncated]")
+                   and "_PyEval_EvalFrameDefault" in s_ and not PYFRAME.search(s_))
+        m = re.search(r"^perfpy: (\d+) samples were taken before their process's Python "
+                      r"was found", p.stderr, re.M)
+        note("%s: %d of %d stacks [truncated], %d in the interpreter with no Python frame; %s"
+             % (py.label, cut, sum(stacks.values()), deep, m and m.group(0)))
+        self.assertTrue(m, p.stderr[-2000:])
+        # each counted one is cut; each cut one in the interpreter counted
+        # (a cut start-up stack, ld.so's, is not the runtime's doing)
+        self.assertGreater(int(m.group(1)), 0)
+        self.assertLessEqual(int(m.group(1)), cut)
+        self.assertGreaterEqual(int(m.group(1)), deep)
 
     @needs_perf
     def test_samples_the_ring_buffer_lost_are_counted(self):
