@@ -385,9 +385,10 @@ void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t b
             skip++;
     if (ps.have_user && pp_unwind(st->u, &ps, nat, 512, &nn, &flags) != 0)
         nn = 0;
-    /* and deeper than the stack copied: cut, with nothing to splice on
-     * (a process still looked for counts once it is found) */
-    if (early && (flags & PP_UNWIND_RAN_OUT)) {
+    /* and deeper than the stack copied (or than the frames kept): cut,
+     * with nothing to splice on (a process still looked for counts once
+     * it is found) */
+    if (early && !(flags & PP_UNWIND_WHOLE)) {
         if (p->runtime)
             st->before_python++;
         else
