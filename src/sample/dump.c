@@ -4,6 +4,7 @@
  */
 #include "dump.h"
 #include "kallsyms.h"
+#include "procs.h"
 #include "pycode.h"
 #include "pyread.h"
 #include "report/fold.h"
@@ -20,25 +21,6 @@
 #include <unistd.h>
 
 #define NATIVE_MAX 512             /* native frames unwound per thread */
-
-/* A small file of /proc (comm, wchan, syscall) into buf, its last newline
- * cut. Its length, or -errno. */
-static long small_file(const char *path, char *buf, size_t len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n;
-
-    if (fd < 0)
-        return -errno;
-    n = read(fd, buf, len - 1);
-    close(fd);
-    if (n < 0)
-        return -errno;
-    buf[n] = '\0';
-    if (n && buf[n - 1] == '\n')
-        buf[--n] = '\0';
-    return n;
-}
 
 /* The version a file's name says, any major: "python2.7" -> 0x02070000. */
 static uint32_t version_of_name(const char *path)
@@ -104,7 +86,7 @@ static int list_threads(pp_dump *d, pp_error *e)
         t->syscall = -1;
         t->gil = -1;
         snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)d->pid, (int)tid);
-        small_file(path, t->os_name, sizeof(t->os_name));
+        pp_procs_small_file(path, t->os_name, sizeof(t->os_name));
     }
     closedir(dir);
     /* the main thread first (readdir's order is the kernel's: it is) */
@@ -129,15 +111,15 @@ int pp_dump_open(pp_dump *d, pid_t pid, pp_error *e)
     d->tid_off = -1;
     snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
     if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH) ||
-        small_file(path, d->comm, sizeof(d->comm)) < 0)
+        pp_procs_small_file(path, d->comm, sizeof(d->comm)) < 0)
         return pp_error_set(e, -ESRCH, "no process %d: it does not exist (or has ended)",
                             (int)pid);
     snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-    for (long i = 0, n = small_file(path, d->cmdline, sizeof(d->cmdline)); i < n - 1; i++)
+    for (long i = 0, n = pp_procs_small_file(path, d->cmdline, sizeof(d->cmdline)); i < n - 1; i++)
         if (!d->cmdline[i])
             d->cmdline[i] = ' ';
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if (small_file(path, why, sizeof(why)) > 0 && strrchr(why, ')'))
+    if (pp_procs_small_file(path, why, sizeof(why)) > 0 && strrchr(why, ')'))
         state = strrchr(why, ')')[2];
     if (state == 'Z' || state == 'X')
         return pp_error_set(e, -ESRCH, "the process %d (%s) has ended: it is a zombie its "

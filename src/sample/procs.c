@@ -11,35 +11,37 @@
 #include <string.h>
 #include <unistd.h>
 
-/* A small /proc file into buf (NUL-terminated): 0, or -errno / -EIO. */
-static int read_small(const char *path, char *buf, size_t cap)
+long pp_procs_small_file(const char *path, char *buf, size_t len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     ssize_t n;
 
     if (fd < 0)
         return -errno;
-    n = read(fd, buf, cap - 1);
+    n = read(fd, buf, len - 1);
     close(fd);
-    if (n <= 0)
-        return -EIO;
+    if (n < 0)
+        return -errno;
     buf[n] = '\0';
-    return 0;
+    if (n && buf[n - 1] == '\n')
+        buf[--n] = '\0';
+    return n;
 }
 
 int pp_procs_stat(pid_t pid, pid_t tid, char *state, pid_t *ppid, unsigned long long *start)
 {
     char path[64], buf[1024];
     const char *p;
-    int rc, ppid_i = 0;
+    long rc;
+    int ppid_i = 0;
     unsigned long long st = 0;
 
     if (tid)
         snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
     else
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if ((rc = read_small(path, buf, sizeof(buf))) < 0)
-        return rc;
+    if ((rc = pp_procs_small_file(path, buf, sizeof(buf))) < 0)
+        return (int)rc;
     /* the name may hold spaces and parentheses: the fields follow its last ')' */
     if (!(p = strrchr(buf, ')')) || p[1] != ' ' || !p[2])
         return -EIO;
@@ -61,11 +63,11 @@ int pp_procs_run_ns(pid_t pid, pid_t tid, uint64_t *ns)
 {
     char path[64], buf[128];
     unsigned long long v;
-    int rc;
+    long rc;
 
     snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-    if ((rc = read_small(path, buf, sizeof(buf))) < 0)
-        return rc;
+    if ((rc = pp_procs_small_file(path, buf, sizeof(buf))) < 0)
+        return (int)rc;
     if (sscanf(buf, "%llu", &v) != 1)
         return -EIO;
     *ns = v;

@@ -22,6 +22,10 @@ typedef struct pp_proc_info {
  * -errno (-ENOMEM; -ESRCH: root is not there). */
 long pp_procs_tree(pid_t root, pp_proc_info *out, size_t cap);
 
+/* A small file of /proc (stat, comm, wchan, ...) into buf (len bytes),
+ * NUL-terminated, its last newline cut. Its length, or -errno. */
+long pp_procs_small_file(const char *path, char *buf, size_t len);
+
 /* One process's state letter (R, S, D, Z...), parent and start time, from
  * /proc/PID/stat, or of its thread tid (0: the process) from
  * /proc/PID/task/TID/stat. ppid and start may be NULL. 0 or -errno. */
