@@ -924,8 +924,9 @@ class SampleMode(RecordTest):
     @needs_perf
     def test_split_matches_the_programs_own_measurement(self):
         """A call-heavy and a loop-heavy part (split_calls.py): the profile's
-        split within 2 points of the program's own measurement, on 3.10,
-        3.12 and 3.15 where present; jit mode's figure noted beside it."""
+        split within 2 points of the program's own measurement (4 when it
+        had less than 90% of a CPU or samples were lost), on 3.10, 3.12 and
+        3.15 where present; jit mode's figure noted beside it."""
         if os.geteuid() != 0:
             self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
         prog = os.path.join(support.ROOT, "tests", "integration", "programs", "split_calls.py")
@@ -955,15 +956,17 @@ class SampleMode(RecordTest):
                                   got["sample"][2], got["jit"][1], got["jit"][0]))
                 program, profile, n, busy, lost = got["sample"]
                 self.assertGreater(n, 2000, "too few samples to judge")
-                if busy < 0.9 or lost:
-                    # samples are taken in the program's CPU time (per-thread
-                    # events), so other load does not tilt them; a program
-                    # kept off its CPU, or samples lost while the recorder was
-                    # starved, makes the comparison say little
-                    self.skipTest("the program got %.0f%% of a CPU, %d samples lost: the split "
-                                  "is judged when it runs freely (profile %.1f%% vs program "
-                                  "%.1f%%)" % (100 * busy, lost, profile, program))
-                self.assertLess(abs(program - profile), 2.0)
+                # samples are taken in the program's CPU time (per-thread
+                # events), so other load does not tilt them much; a program
+                # kept off its CPU (its thread clock then moves in the
+                # scheduler's ticks), or samples lost while the recorder was
+                # starved, widens the bound, never skips it: a profiler that
+                # slows calls is off by more (jit mode's figure, noted)
+                bound = 2.0 if busy >= 0.9 and not lost else 4.0
+                self.assertLess(abs(program - profile), bound,
+                                "the program got %.0f%% of a CPU, %d samples lost: profile "
+                                "%.1f%% vs program %.1f%%" % (100 * busy, lost, profile,
+                                                              program))
 
     @needs_perf
     def test_the_programs_exit_status_is_passed_on(self):
