@@ -153,6 +153,31 @@ def run(cmd, timeout=300, env=None, check=False, **kw):
 _perf_state = None
 
 
+def assert_split(test, program, profile, busy, lost, what=""):
+    """A profile's split of CPU time (percent in one part) against the
+    program's own measurement of it with its thread's CPU clock: within 2
+    points when the program ran freely, 4 when it had less than 90% of a
+    CPU (busy: its CPU time over its wall time) or samples were lost.
+    Samples are taken in the program's CPU time (per-thread events), so
+    other load tilts them little, but a program kept off its CPU while
+    other tests run beside it, or a recorder starved into losing samples,
+    makes the comparison coarser: the bound widens, never goes away (a
+    profiler that slows calls, or names the wrong frame, is off by more)."""
+    bound = 2.0 if busy >= 0.9 and not lost else 4.0
+    note("%s: profile %.1f%% vs program %.1f%% (bound %.0f points: %.0f%% of a CPU, %d lost)"
+         % (test.id().rsplit(".", 1)[-1], profile, program, bound, 100 * busy, lost))
+    test.assertLess(abs(program - profile), bound,
+                    "%sthe program had %.0f%% of a CPU, %d samples lost: profile %.1f%% vs "
+                    "program %.1f%%" % (what, 100 * busy, lost, profile, program))
+
+
+def lost_samples(stderr):
+    """The samples perfpy said it lost (sample mode's "N samples lost", a
+    perf recording's "N lost events"), 0 when it said none."""
+    m = re.search(r"(\d+) (?:samples lost|lost events)", stderr)
+    return int(m.group(1)) if m else 0
+
+
 def perf_problem():
     """None if `perf record` works here, else why not (for skip messages)."""
     global _perf_state

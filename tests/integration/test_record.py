@@ -223,15 +223,14 @@ class TimeSplit(RecordTest):
                 p = self.record(["-r", "999", "-f", "collapsed", "-o", out],
                                 [py.path, os.path.join(PROGRAMS, "report_split.py"), "5"])
                 self.assertEqual(p.returncode, 0, p.stderr[-2000:])
-                m = re.search(r"SPLIT ([\d.]+) ([\d.]+)", p.stdout)
-                a, b = float(m.group(1)), float(m.group(2))
+                a, b, wall = (float(x) for x in re.search(
+                    r"SPLIT ([\d.]+) ([\d.]+) ([\d.]+)", p.stdout).groups())
                 stacks = collapsed_counts(out)
                 sa = sum(c for s, c in stacks.items() if "work_a (" in s)
                 sb = sum(c for s, c in stacks.items() if "work_b (" in s)
                 self.assertGreater(sa + sb, 2000)
-                self.assertLess(abs(100.0 * a / (a + b) - 100.0 * sa / (sa + sb)), 2.0,
-                                "program %.1f%% vs profile %.1f%%" %
-                                (100.0 * a / (a + b), 100.0 * sa / (sa + sb)))
+                support.assert_split(self, 100.0 * a / (a + b), 100.0 * sa / (sa + sb),
+                                     (a + b) / wall, support.lost_samples(p.stderr))
 
 
 class Children(RecordTest):
@@ -944,29 +943,19 @@ class SampleMode(RecordTest):
                     a, b, wall = (float(x) for x in re.search(
                         r"SPLIT ([\d.]+) ([\d.]+) ([\d.]+)", p.stdout).groups())
                     busy = (a + b) / wall
-                    lost = re.search(r"(\d+) samples lost", p.stderr)
+                    lost = support.lost_samples(p.stderr)
                     stacks = collapsed_counts(out)
                     sa = sum(c for s_, c in stacks.items() if "recursive_part (" in s_)
                     sb = sum(c for s_, c in stacks.items() if "loop_part (" in s_)
                     got[mode] = (100.0 * a / (a + b), 100.0 * sa / (sa + sb), sa + sb, busy,
-                                 int(lost.group(1)) if lost else 0)
+                                 lost)
                 note("%s: the program says %.1f%% in the recursive part; sample mode's profile "
                      "%.1f%% (%d samples), jit mode's %.1f%% (the program itself then says "
                      "%.1f%%)" % (py.label, got["sample"][0], got["sample"][1],
                                   got["sample"][2], got["jit"][1], got["jit"][0]))
                 program, profile, n, busy, lost = got["sample"]
                 self.assertGreater(n, 2000, "too few samples to judge")
-                # samples are taken in the program's CPU time (per-thread
-                # events), so other load does not tilt them much; a program
-                # kept off its CPU (its thread clock then moves in the
-                # scheduler's ticks), or samples lost while the recorder was
-                # starved, widens the bound, never skips it: a profiler that
-                # slows calls is off by more (jit mode's figure, noted)
-                bound = 2.0 if busy >= 0.9 and not lost else 4.0
-                self.assertLess(abs(program - profile), bound,
-                                "the program got %.0f%% of a CPU, %d samples lost: profile "
-                                "%.1f%% vs program %.1f%%" % (100 * busy, lost, profile,
-                                                              program))
+                support.assert_split(self, program, profile, busy, lost)
 
     @needs_perf
     def test_the_programs_exit_status_is_passed_on(self):

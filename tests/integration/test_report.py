@@ -299,9 +299,9 @@ class ReportSplit(TempDirTest):
             with self.subTest(py=py.label):
                 data, p = record(self, py, [os.path.join(PROGRAMS, "report_split.py"), "6"],
                                  freq=999)
-                m = re.search(r"SPLIT ([\d.]+) ([\d.]+)", p.stdout)
+                m = re.search(r"SPLIT ([\d.]+) ([\d.]+) ([\d.]+)", p.stdout)
                 self.assertTrue(m, p.stdout + p.stderr[-2000:])
-                a, b = float(m.group(1)), float(m.group(2))
+                a, b, wall = (float(x) for x in m.groups())
                 out = os.path.join(self.tmp, "split.txt")
                 r = report(data, "collapsed", out)
                 self.assertEqual(r.returncode, 0, r.stderr)
@@ -309,11 +309,9 @@ class ReportSplit(TempDirTest):
                 sa = sum(c for s, c in stacks.items() if "work_a (" in s)
                 sb = sum(c for s, c in stacks.items() if "work_b (" in s)
                 self.assertGreater(sa + sb, 2000, "too few samples to judge")
-                program = 100.0 * a / (a + b)
-                profile = 100.0 * sa / (sa + sb)
-                self.assertLess(abs(program - profile), 2.0,
-                                "program says work_a %.1f%%, profile says %.1f%% (%d/%d samples)"
-                                % (program, profile, sa, sa + sb))
+                support.assert_split(self, 100.0 * a / (a + b), 100.0 * sa / (sa + sb),
+                                     (a + b) / wall, support.lost_samples(p.stderr),
+                                     "work_a in %d of %d samples; " % (sa, sa + sb))
 
 
 class ReportJit(TempDirTest):

@@ -4,9 +4,10 @@ work_a and work_b are leaf Python functions (they call no Python function),
 so even a perf-map recording, whose stacks stop at the innermost Python
 frame, attributes every sample to one of them. The program prints how much
 time each took, measured with the thread's CPU clock, and runs for SECONDS
-of that clock (so as many samples on a busy machine as on an idle one):
+of that clock (so as many samples on a busy machine as on an idle one),
+and its wall time (from which a test sees how much of a CPU it had):
 
-    SPLIT <seconds in work_a> <seconds in work_b>
+    SPLIT <seconds in work_a> <seconds in work_b> <wall seconds>
 
 Usage: python report_split.py SECONDS
 """
@@ -30,6 +31,7 @@ def work_b(n):
 
 def main(seconds):
     clock = time.thread_time
+    wall = time.monotonic()
     spent_a = spent_b = 0.0
     # The length is CPU time, not wall time: on a busy machine a wall-clock
     # loop gets fewer samples (cpu-clock counts CPU time) than the test needs.
@@ -42,7 +44,7 @@ def main(seconds):
         t2 = clock()
         spent_a += t1 - t0
         spent_b += t2 - t1
-    print("SPLIT %.6f %.6f" % (spent_a, spent_b))
+    print("SPLIT %.6f %.6f %.6f" % (spent_a, spent_b, time.monotonic() - wall))
 
 
 if __name__ == "__main__":
