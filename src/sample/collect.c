@@ -222,23 +222,48 @@ static int check_events(pp_collector *c, char *why, size_t len)
     return 0;
 }
 
-/* Which task-work kfunc the kernel has (wall.bpf.c): 1 Linux 6.18's
- * bpf_task_work_schedule_resume_impl, 2 its later name without _impl, 0
- * none (before 6.18: stacks outside system calls are captured as their
- * threads stop). */
-static int task_work_kfunc(void)
+/* What the kernel offers wall.bpf.c, from its BTF: which task-work kfunc
+ * (task_work: 1 Linux 6.18's bpf_task_work_schedule_resume_impl, 2 its
+ * later name without _impl, 0 none: before 6.18 stacks outside system
+ * calls are captured as their threads stop), and whether the scheduler's
+ * sched_info and run queues can be read (sched_info: else a sched_wakeup
+ * program times the wake-ups; PERFPY_SAMPLE_WAKEUPS=1 asks for that way,
+ * for the tests that check both). */
+struct kernel_offers {
+    int task_work, sched_info;
+};
+
+static int has_member(const struct btf *vm, const char *type, const char *member)
+{
+    int id = btf__find_by_name_kind(vm, type, BTF_KIND_STRUCT);
+    const struct btf_type *t = id > 0 ? btf__type_by_id(vm, (__u32)id) : NULL;
+    const struct btf_member *m = t ? btf_members(t) : NULL;
+
+    for (int i = 0; t && i < btf_vlen(t); i++)
+        if (strcmp(btf__name_by_offset(vm, m[i].name_off), member) == 0)
+            return 1;
+    return 0;
+}
+
+static struct kernel_offers kernel_offers(void)
 {
     struct btf *vm = btf__load_vmlinux_btf();
-    int kind = 0;
+    struct kernel_offers k = {0, 0};
+    const char *wakeups = getenv("PERFPY_SAMPLE_WAKEUPS");
 
     if (!vm)
-        return 0;
+        return k;
     if (btf__find_by_name_kind(vm, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) > 0)
-        kind = 1;
+        k.task_work = 1;
     else if (btf__find_by_name_kind(vm, "bpf_task_work_schedule_resume", BTF_KIND_FUNC) > 0)
-        kind = 2;
+        k.task_work = 2;
+    k.sched_info = !(wakeups && strcmp(wakeups, "1") == 0) &&
+                   has_member(vm, "task_struct", "sched_info") &&
+                   has_member(vm, "sched_entity", "cfs_rq") && has_member(vm, "cfs_rq", "rq") &&
+                   has_member(vm, "sched_info", "last_queued") &&
+                   has_member(vm, "sched_info", "run_delay") && has_member(vm, "rq", "clock");
     btf__free(vm);
-    return kind;
+    return k;
 }
 
 /* A ring's size from the environment (a power of two of at least a page,
@@ -267,6 +292,7 @@ static int open_and_load(pp_collector *c)
     unsigned long code = ring_bytes("PERFPY_SAMPLE_CODE_RING_BYTES", PP_BPF_CODE_RING_BYTES);
     struct pp_sample_bpf *k;
     struct bpf_program *wall_progs[4];
+    struct kernel_offers offers = kernel_offers();
 
     if (!(c->skel = k = pp_sample_bpf__open()))
         return -errno ? -errno : -EPERM;
@@ -276,14 +302,16 @@ static int open_and_load(pp_collector *c)
         (code && bpf_map__set_max_entries(k->maps.names, (__u32)code) != 0))
         return -EINVAL;
     k->rodata->wall = (__u32)c->wall;
-    k->rodata->task_work_kfunc = (__u32)task_work_kfunc();
+    k->rodata->task_work_kfunc = (__u32)offers.task_work;
+    k->rodata->sched_info_ok = (__u32)offers.sched_info;
     k->rodata->period_ns = 1000000000ull / (uint64_t)(c->freq > 0 ? c->freq : 1);
     wall_progs[0] = k->progs.pp_on_switch;
     wall_progs[1] = k->progs.pp_on_wakeup;
     wall_progs[2] = k->progs.pp_on_sys_exit;
     wall_progs[3] = k->progs.pp_iter_threads;
     for (int i = 0; i < 4; i++)
-        bpf_program__set_autoload(wall_progs[i], c->wall != 0 || (i == 3 && c->snapshot));
+        bpf_program__set_autoload(wall_progs[i], (c->wall != 0 && (i != 1 || !offers.sched_info)) ||
+                                                 (i == 3 && c->snapshot));
     bpf_program__set_autoattach(k->progs.pp_iter_threads, false);   /* run on demand */
     return pp_sample_bpf__load(k) != 0 ? (-errno ? -errno : -EPERM) : 0;
 }
@@ -296,7 +324,7 @@ int pp_collect_open(pp_collector **out, int freq, int flags, char *why, size_t l
     *out = NULL;
     if (!c)
         return -ENOMEM;
-    libbpf_set_print(silent);
+    if (!getenv("PERFPY_SAMPLE_LIBBPF_DEBUG")) libbpf_set_print(silent);
     c->ncpu = libbpf_num_possible_cpus();
     c->freq = freq;
     c->wall = (flags & PP_COLLECT_WALL) != 0;

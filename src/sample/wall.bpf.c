@@ -7,10 +7,16 @@
  *
  *   sched_switch, it stops      its time, its state, whether it was in a
  *                               system call (task storage)
- *   sched_wakeup                when it became runnable again
  *   sched_switch, it runs       D = now - stop: blocked until the wake-up,
  *                               then waiting for a CPU (all of it when it was
- *                               preempted). Sampled with probability
+ *                               preempted). The waiting part is the
+ *                               scheduler's own account (sched_info: what it
+ *                               added to the thread's run_delay since, and
+ *                               the wait in progress from last_queued, by
+ *                               the run queue's clock read as it stopped);
+ *                               kernels without it: the time of its wake-up,
+ *                               from a sched_wakeup program (one more
+ *                               program at every wake-up of the machine). Sampled with probability
  *                               min(1, D / period), weighing max(D, period):
  *                               unbiased, long waits always and exactly. Its
  *                               kernel stack is taken now (it has not run)
@@ -57,7 +63,10 @@ struct pp_bpf_thread {
     __u64 out_ns, out_cpu;          /* last seen to stop running (0: running),
                                        and its CPU time (se.sum_exec_runtime) then */
     __u64 in_ns, in_cpu;            /* last seen to start running, the same */
-    __u64 wake_ns;                  /* woken since it stopped (0: not yet) */
+    __u64 wake_ns;                  /* woken since it stopped (0: not yet; kernels
+                                       without sched_info only) */
+    __u64 out_rq, out_delay;        /* as it stopped: its run queue's clock and
+                                       its sched_info.run_delay */
     __u64 block_ns, runq_ns;        /* sampled stretches waiting for their capture */
     __u64 since_ns;                 /* when the first of them began */
     __u64 open_p;                   /* older kernels: its stack was captured as it
@@ -110,6 +119,10 @@ volatile __u32 iter_snapshot = 0;
  * not report, whose stack could not be had (user space reads it). */
 __u64 missed_ns = 0;
 
+/* Whether the waits for a CPU come from the scheduler's sched_info (1) or
+ * from a sched_wakeup program (0: a kernel without it, or asked). */
+const volatile __u32 sched_info_ok = 0;
+
 /* Which of the two the kernel has (user space looks in its BTF before
  * loading: the verifier refuses a test of both addresses at once): 0 none,
  * 1 the _impl one, 2 the other. */
@@ -123,11 +136,14 @@ static __always_inline int have_task_work(void)
 /* task's state, made on its first switch if it belongs to a target. */
 static __always_inline struct pp_bpf_thread *thread_of(struct task_struct *task, int create)
 {
-    struct pp_bpf_thread *th = bpf_task_storage_get(&threads, task, 0, 0);
+    struct pp_bpf_thread *th;
     __u32 tgid;
 
-    if (th || !create || (task->flags & PF_KTHREAD_FLAG))
-        return th;                  /* (no target's: half the switches, no lookup) */
+    if (task->flags & PF_KTHREAD_FLAG)
+        return 0;                   /* the idle tasks: half the switches, no call */
+    th = bpf_task_storage_get(&threads, task, 0, 0);
+    if (th || !create)
+        return th;
     tgid = task->tgid;
     if (!bpf_map_lookup_elem(&targets, &tgid))
         return 0;
@@ -162,15 +178,28 @@ static __always_inline __u64 off_since(__u64 now, __u64 at, __u64 cpu_now, __u64
 }
 
 /* The two parts of a stretch of d ns from th->out_ns: blocked until its
- * wake-up, then runnable (all of it when it never blocked: preempted). */
-static __always_inline void split(const struct pp_bpf_thread *th, __u64 d, __u64 *block,
-                                  __u64 *runq)
+ * wake-up, then runnable (all of it when it never blocked: preempted).
+ * The runnable part is what the scheduler counted as task's waits for a
+ * CPU since (run_delay grows as each ends) and the wait it is in (since
+ * last_queued, on the run queue's clock, which ran alongside ours from
+ * th->out_rq at th->out_ns). */
+static __always_inline void split(const struct pp_bpf_thread *th, struct task_struct *task,
+                                  __u64 d, __u64 *block, __u64 *runq)
 {
-    __u64 wake = th->wake_ns;
+    __u64 wake = th->wake_ns, waited, lq;
 
     if (th->state == TASK_RUNNING_STATE) {
         *block = 0;
         *runq = d;
+        return;
+    }
+    if (sched_info_ok) {
+        waited = task->sched_info.run_delay - th->out_delay;
+        lq = task->sched_info.last_queued;
+        if (lq && lq >= th->out_rq && lq - th->out_rq < d)
+            waited += d - (lq - th->out_rq);
+        *runq = waited < d ? waited : d;
+        *block = d - *runq;
     } else if (wake > th->out_ns && wake - th->out_ns <= d) {
         *block = wake - th->out_ns;
         *runq = d - *block;
@@ -178,6 +207,29 @@ static __always_inline void split(const struct pp_bpf_thread *th, __u64 d, __u64
         *block = d;
         *runq = 0;
     }
+}
+
+/* Keeps, as task stops (or is first seen stopped), what split needs: its
+ * run queue's clock now (rq_ns) and its waits for a CPU so far. */
+static __always_inline void keep_waits(struct pp_bpf_thread *th, struct task_struct *task,
+                                       __u64 rq_ns)
+{
+    th->wake_ns = 0;
+    if (sched_info_ok) {
+        th->out_rq = rq_ns;
+        th->out_delay = task->sched_info.run_delay;
+    }
+}
+
+/* The clock of task's run queue (reached through its CFS run queue: the
+ * per-CPU variable itself has no address in a kernel built without
+ * KALLSYMS_ALL): the scheduler updates it as it runs, so at a switch it is
+ * now; 0 without sched_info. */
+static __always_inline __u64 rq_clock_of(struct task_struct *task)
+{
+    if (!sched_info_ok)
+        return 0;
+    return task->se.cfs_rq->rq->clock;
 }
 
 /* Whether a stretch of d ns is sampled: with probability min(1, d / period). */
@@ -241,10 +293,10 @@ static __always_inline void capture_done(struct pp_bpf_thread *th, struct task_s
     th->nkernel = 0;
 }
 
-/* The same in the thread's own context, if it has stretches waiting. */
-static __always_inline void capture_pending(struct task_struct *task)
+/* The same in the thread's own context, if it has stretches waiting (th:
+ * its state, looked up by the caller). */
+static __always_inline void capture_pending(struct pp_bpf_thread *th, struct task_struct *task)
 {
-    struct pp_bpf_thread *th = thread_of(task, 0);
     __u32 tgid = task->tgid;
     struct pp_bpf_target *t;
 
@@ -262,7 +314,7 @@ static int on_resume(struct bpf_map *map, void *key, void *value)
     struct task_struct *task = bpf_get_current_task_btf();
 
     if (!(task->flags & PF_EXITING_FLAG))
-        capture_pending(task);
+        capture_pending(thread_of(task, 0), task);
     return 0;
 }
 
@@ -370,7 +422,7 @@ static __always_inline void end_stretch(struct pp_bpf_thread *th, struct task_st
 {
     __u64 block, runq, w;
 
-    split(th, d, &block, &runq);
+    split(th, task, d, &block, &runq);
     if (th->outside && !have_task_work()) {
         w = d < period_ns ? d : period_ns;
         th->outside_ns = th->outside_ns ? th->outside_ns - th->outside_ns / 8 + w / 8 : w;
@@ -420,7 +472,7 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
     }
     count(PP_BPF_N_SWITCHES);
     th->out_cpu = cpu;
-    th->wake_ns = 0;
+    keep_waits(th, prev, rq_clock_of(prev));
     th->state = state;
     th->open_p = 0;
     /* preempted in its own code, or blocked outside a system call (a page
@@ -456,6 +508,7 @@ static __always_inline void switched_in(struct task_struct *next, __u64 now)
         } else {
             th->out_ns = now - d;
             th->state = 1;
+            keep_waits(th, next, rq_clock_of(next) - d);
         }
     }
     th->in_ns = now;
@@ -466,10 +519,12 @@ static __always_inline void switched_in(struct task_struct *next, __u64 now)
 
 /* A thread seen running in its own context (a system call's end, a
  * sample) while its stretch is open: the switch that ended it went unseen.
- * Inside a system call it still is, and the call's end closes it. */
-static __always_inline void seen_running(struct task_struct *task, int at_sys_exit)
+ * Inside a system call it still is, and the call's end closes it. th: its
+ * state, looked up by the caller (each lookup is a helper call, and the
+ * system call's end runs at every call of the machine). */
+static __always_inline void seen_running(struct pp_bpf_thread *th, struct task_struct *task,
+                                         int at_sys_exit)
 {
-    struct pp_bpf_thread *th = thread_of(task, 0);
     __u64 now, cpu;
 
     if (!th || !th->out_ns || (!th->outside && !at_sys_exit))
@@ -484,7 +539,7 @@ static __always_inline void seen_running(struct task_struct *task, int at_sys_ex
 
 static __always_inline void wall_sampled(struct task_struct *task)
 {
-    seen_running(task, 0);
+    seen_running(thread_of(task, 0), task, 0);
 }
 
 SEC("tp_btf/sched_switch")
@@ -512,9 +567,12 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(pp_on_sys_exit, struct pt_regs *regs, long ret)
 {
     struct task_struct *task = bpf_get_current_task_btf();
+    struct pp_bpf_thread *th = thread_of(task, 0);
 
-    seen_running(task, 1);
-    capture_pending(task);
+    if (th) {
+        seen_running(th, task, 1);
+        capture_pending(th, task);
+    }
     return 0;
 }
 
@@ -550,7 +608,10 @@ int pp_iter_threads(struct bpf_iter__task *ctx)
         if (iter_snapshot)
             return 0;
         th->out_cpu = cpu_of(task);
-        th->wake_ns = 0;
+        /* (its run queue's clock, behind if that CPU has not scheduled
+         * for a while: a wait for a CPU at the end of this first stretch
+         * may then count as blocked) */
+        keep_waits(th, task, rq_clock_of(task));
         th->state = state;
         th->outside = 0;
         th->open_p = CERTAIN;       /* its end record weighs it */
@@ -559,7 +620,7 @@ int pp_iter_threads(struct bpf_iter__task *ctx)
     if (!(th = thread_of(task, 0)) || !th->out_ns)
         return 0;
     d = now - th->out_ns;
-    split(th, d, &block, &runq);
+    split(th, task, d, &block, &runq);
     if (th->open_p) {
         send_end(task, scaled(block, th->open_p), scaled(runq, th->open_p));
     } else if (!th->outside || have_task_work()) {
