@@ -324,7 +324,10 @@ int pp_collect_open(pp_collector **out, int freq, int flags, char *why, size_t l
     *out = NULL;
     if (!c)
         return -ENOMEM;
-    if (!getenv("PERFPY_SAMPLE_LIBBPF_DEBUG")) libbpf_set_print(silent);
+    /* libbpf's own log (why a program did not load, in the verifier's
+     * words) only when asked: PERFPY_SAMPLE_LIBBPF_DEBUG=1 */
+    if (!getenv("PERFPY_SAMPLE_LIBBPF_DEBUG"))
+        libbpf_set_print(silent);
     c->ncpu = libbpf_num_possible_cpus();
     c->freq = freq;
     c->wall = (flags & PP_COLLECT_WALL) != 0;
