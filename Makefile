@@ -41,7 +41,7 @@ ENGINE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(ENGINE_SRCS))
 # perfpy-sample's own (libbpf, libelf): not in the CLI's library
 SAMPLER_MAIN := src/cli/sample_main.c src/cli/read_main.c src/cli/sample_host.c \
                src/cli/dump_async.c \
-               src/cli/dump_main.c src/cli/sample_wall.c
+               src/cli/dump_main.c src/cli/sample_wall.c src/cli/sample_hold.c
 CLI_SRCS := $(filter-out src/cli/main.c $(SAMPLER_MAIN),$(wildcard src/cli/*.c))
 CLI_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(CLI_SRCS))
 REPORT_SRCS := $(wildcard src/report/*.c)
@@ -222,12 +222,15 @@ $(BUILD)/obj/tests/unit/unwind_target.c.o: ALL_CFLAGS += -fomit-frame-pointer \
     -fno-optimize-sibling-calls -fasynchronous-unwind-tables
 $(BUILD)/obj/tests/unit/test_unwind.c.o $(BUILD)/obj/tests/unit/test_pyread.c.o \
     $(BUILD)/obj/tests/unit/test_pylayout.c.o $(BUILD)/obj/tests/unit/test_pyobj.c.o \
-    $(BUILD)/obj/tests/unit/test_pyasync.c.o $(BUILD)/obj/tests/unit/test_codename.c.o: \
+    $(BUILD)/obj/tests/unit/test_pyasync.c.o $(BUILD)/obj/tests/unit/test_codename.c.o \
+    $(BUILD)/obj/tests/unit/test_hold.c.o: \
     ALL_CFLAGS += $(if $(PP_UNWIND),-DPP_UNWIND=1)
 
 $(BUILD)/obj/tests/unit/test_collect.c.o: ALL_CFLAGS += $(if $(PP_BPF),-DPP_BPF=1)
 
-$(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) $(SAMPLE_LIB) $(PIPELINE_LIBS)
+# perfpy-sample's hold of a started program (libelf: with the unwinder)
+$(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) $(SAMPLE_LIB) $(PIPELINE_LIBS) \
+    $(if $(PP_UNWIND),$(BUILD)/obj/cli/sample_hold.c.o)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BPF_LDLIBS) $(UNWIND_LDLIBS)
 
 # the profile model's memory for an hour of samples (docs/PERFORMANCE.md)

@@ -39,10 +39,12 @@ typedef struct proc {
                                       ends thousands of others a minute) */
     uint64_t found_ns;             /* CLOCK_MONOTONIC: when the maps it was found in
                                       were read */
-    int looks;                     /* times its maps were searched for it */
+    int looks;                     /* -a: times its maps were searched for it */
+    double first_look;             /* now_s() of the first search (0: none yet) */
+    int gave_up;                   /* searched for 2 s (-a: 100 times): no more */
     uint64_t set_ns;               /* CLOCK_MONOTONIC: when the BPF side was given it */
     uint64_t early;                /* samples before then (native frames only) */
-    double next_look;              /* -a: not before (a host wakes us often) */
+    double next_look;              /* not before (1 ms apart at first, then 20 ms) */
     int waits;                     /* -a: times its interpreter was looked for */
     int refused;                   /* its CPython is not read (pylayout.c said why) */
     int placed;                    /* its container (if any) looked for */
@@ -103,6 +105,8 @@ typedef struct state {
     int have_ks;
     uint64_t samples, failed;
     uint64_t before_python;        /* samples taken before their process's _PyRuntime was known */
+    uint64_t held_ns;              /* CLOCK_MONOTONIC: the started program let go at its
+                                      exec, its _PyRuntime found (sample_hold.h) */
     double t0, seconds;            /* when the recording began; how long it ran */
     int attached;                  /* -p: the process was running already */
     int stopped;                   /* --duration (or, attached, Ctrl-C) ended it */

@@ -62,6 +62,7 @@
 #include "sample_int.h"
 #include "output/output.h"
 #include "sample_every.h"
+#include "sample_hold.h"
 #include "sample_host.h"
 #include "top_view.h"
 #include "report/fold.h"
@@ -118,6 +119,7 @@ static proc *find_proc(state *st, pid_t pid)
 }
 
 static void find_runtime(state *st, proc *p);
+static void look(state *st, proc *p);
 static void place(state *st, proc *p);
 static void rotate(state *st, uint64_t t);
 static void top_tick(state *st);
@@ -165,14 +167,15 @@ static void tell(state *st, proc *p)
 
 /* Its frames as the splice wants them, named from the cache (pycode.c).
  * The BPF program may know the process's layout before this side does
- * (set just before an exec's event is read here, which forgets it): the
- * layout is found again first, and without one nothing is named or kept
- * in the cache (a name read with no layout would be kept as freed). */
+ * (-a: set just before an exec's event is read here, which forgets it):
+ * the layout is found again first (at once: the BPF side has it), and
+ * without one nothing is named or kept in the cache (a name read with no
+ * layout would be kept as freed). */
 static void python_frames(state *st, proc *p, const struct pp_bpf_sample *s,
                           pp_pyframe *py)
 {
-    if (s->npy && !p->runtime)
-        find_runtime(st, p);
+    if (s->npy && !p->runtime && !p->refused)
+        look(st, p);
     /* a forked child gone before its samples are read (its last wait is
      * captured as it ends): its code objects were its parent's, and the
      * identity check keeps a name that is not the object's from it */
@@ -370,7 +373,8 @@ void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t b
     /* sampled before the BPF side had its _PyRuntime: no Python frame
      * could be read */
     early = ps.have_user && !(s->flags & PP_BPF_PY_THREAD) &&
-            (!p->runtime || s->time_ns < p->set_ns);
+            (!p->runtime || s->time_ns < p->set_ns) &&
+            !(p->pid == st->pid && s->time_ns < st->held_ns);   /* ld.so's, held */
     python_frames(st, p, s, py);
     ps.py = py;
     ps.npy = s->npy < PP_BPF_MAX_PY ? s->npy : PP_BPF_MAX_PY;
@@ -481,8 +485,9 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
     case PP_BPF_EV_EXIT:
         pp_unwind_forget(st->u, (int)e->pid);
         p = find_proc(st, (pid_t)e->pid);
-        /* the new image's _PyRuntime may have been found (every 20 ms)
-         * before its exec's event is read here, and the BPF program's
+        /* the new image's _PyRuntime may have been found (at the exec
+         * stop of a held program, or by a look) before its exec's event is
+         * read here, and the BPF program's
          * copies of its first code objects taken into the cache since:
          * forgetting them would leave each one the BPF side already sent
          * to a read of memory, [unknown] once the object is freed */
@@ -491,6 +496,10 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
             pp_pycode_forget(st->codes, (pid_t)e->pid);
         if (!p)
             break;
+        if (kept && !st->host) {                       /* what was found is the new image's */
+            p->forked_from = 0;
+            break;
+        }
         if (e->kind == PP_BPF_EV_EXEC) {
             pp__sample_proc_free(p);
             memset(p, 0, sizeof(*p));                  /* its _PyRuntime is looked for */
@@ -520,12 +529,12 @@ static void on_code(const struct pp_bpf_code *r, size_t len, void *ctx)
 
         if (p->pid != (pid_t)r->key.pid)
             continue;
-        /* the BPF side knows the layout before this side does (set by the
-         * last look, then forgotten at the exec's event): found again
+        /* the BPF side knows the layout before this side does (-a: set
+         * by the last look, then forgotten at the exec's event): found again
          * first, as python_frames does, or the copy, which the BPF side
          * will not send again, is dropped */
-        if (!p->runtime)
-            find_runtime(st, p);
+        if (!p->runtime && !p->refused)
+            look(st, p);
         if (p->runtime)
             pp_codename_take(st->codes, r, len, &p->layout.off, p->have_types ? &p->types : NULL);
         break;
@@ -696,43 +705,28 @@ static int look_delayed(void)
     return until > 0 && now_s() < until;
 }
 
-static void find_runtime(state *st, proc *p)
+/* Looks give up 2 s after the first: the start of a process that never
+ * shows a _PyRuntime (gzip, a shell); its first 100 ms are looked at every
+ * millisecond (ld.so maps libpython in its first milliseconds, and the
+ * program may run deep soon after), the rest every 20 ms. */
+#define LOOK_FOR 2.0
+#define LOOK_FAST 0.1
+
+/* One search of p's maps for its _PyRuntime, and its layout once found. */
+static void look(state *st, proc *p)
 {
     pp_maps maps = {0};
     char file[4096], why[512];
-    uint64_t runtime, looked;
+    uint64_t runtime, looked = mono_ns();
+    const pp_map *m;
 
-    if (p->runtime)
-        find_async(st, p);
-
-    /* each look opens the ELF files the process maps: while its image and
-     * libpython load (the first milliseconds), not for the whole run of a
-     * process that never shows a _PyRuntime (gzip, a shell) */
-    if (st->host && !p->python)
-        return;                     /* -a: not a target (placed if it is told) */
-    if (!p->placed)
-        place(st, p);
-    if (p->runtime || p->refused || p->looks >= 100)
-        return;
-    if (look_delayed())
-        return;
-    /* -a: the ring wakes us at every exec of the host; 100 looks are still
-     * 2 s of a process's start, not 100 wake-ups */
-    if (st->host && now_s() < p->next_look)
-        return;
-    p->next_look = now_s() + 0.02;
-    if (++p->looks == 100 && (p->pid == st->pid || st->host) && runs_python(p->pid)) {
-        if (st->host)
-            say_refused(st, p, p->command, "no _PyRuntime found in it (not a CPython "
-                        "3.8+, or one built without it)");
-        else
-            fprintf(stderr, "perfpy: no _PyRuntime in the process %d after 2 s: its Python "
-                    "frames are not read (native frames only)\n", (int)p->pid);
-    }
-    looked = mono_ns();
     if (pp_maps_read(p->pid, &maps) != 0)
         return;
-    if (pp_py_symbol_address(&maps, "_PyRuntime", &runtime, file, sizeof(file)) == 0) {
+    /* ld.so maps a library's text before its data, where _PyRuntime lies:
+     * until then its address reads other bytes of the file (a 3.13+
+     * layout would be refused for good) */
+    if (pp_py_symbol_address(&maps, "_PyRuntime", &runtime, file, sizeof(file)) == 0 &&
+        (m = pp_maps_find(&maps, runtime)) && (m->prot & PP_MAP_W)) {
         int rc = pp_pylayout_find(p->pid, &maps, runtime, file, st->layout_flags, &p->layout,
                                   why, sizeof(why));
 
@@ -756,6 +750,62 @@ static void find_runtime(state *st, proc *p)
         }
     }
     pp_maps_free(&maps);
+}
+
+/* Whether p is still looked for, in its first LOOK_FAST seconds. */
+static int looking_fast(const proc *p)
+{
+    return !p->runtime && !p->refused && !p->gave_up &&
+           (!p->first_look || now_s() - p->first_look < LOOK_FAST);
+}
+
+/* How long the loops may wait for the ring: 1 ms while a process is in
+ * its first looks. */
+static int wait_ms(const state *st)
+{
+    for (size_t i = 0; i < st->nprocs; i++)
+        if (looking_fast(&st->procs[i]))
+            return 1;
+    return 20;
+}
+
+static void find_runtime(state *st, proc *p)
+{
+    double now;
+
+    if (p->runtime)
+        find_async(st, p);
+
+    /* each look opens the ELF files the process maps: while its image and
+     * libpython load (the first milliseconds), not for the whole run of a
+     * process that never shows a _PyRuntime (gzip, a shell) */
+    if (st->host && !p->python)
+        return;                     /* -a: not a target (placed if it is told) */
+    if (!p->placed)
+        place(st, p);
+    if (p->runtime || p->refused || p->gave_up)
+        return;
+    if (look_delayed())
+        return;
+    now = now_s();
+    if (!p->first_look)
+        p->first_look = now;
+    /* -a: the ring wakes us at every exec of the host: every 20 ms, 100 looks */
+    if (now < p->next_look)
+        return;
+    p->next_look = now + (!st->host && now - p->first_look < LOOK_FAST ? 0.001 : 0.02);
+    if (st->host ? ++p->looks == 100 : now - p->first_look >= LOOK_FOR) {
+        p->gave_up = 1;             /* this look is the last */
+        if ((p->pid == st->pid || st->host) && runs_python(p->pid)) {
+            if (st->host)
+                say_refused(st, p, p->command, "no _PyRuntime found in it (not a CPython "
+                            "3.8+, or one built without it)");
+            else
+                fprintf(stderr, "perfpy: no _PyRuntime in the process %d after 2 s: its "
+                        "Python frames are not read (native frames only)\n", (int)p->pid);
+        }
+    }
+    look(st, p);
 }
 
 /* -a: a program that links libpython (python 2) runs Python once its
@@ -838,7 +888,7 @@ static void follow(state *st, double duration)
     find_runtimes(st);
     while (!interrupted && (!end || now_s() < end) &&
            (kill(st->pid, 0) == 0 || errno == EPERM)) {
-        take(st, 20);
+        take(st, wait_ms(st));
         find_runtimes(st);
         if (st->top_mode)
             top_tick(st);
@@ -874,8 +924,8 @@ static void notes(const state *st, pp_collector *c)
                 (unsigned long long)cs.named, (unsigned long long)pp_collect_code_lost(c));
     if (st->before_python)
         fprintf(stderr, "perfpy: %llu samples were taken before their process's Python was "
-                "found (its _PyRuntime, looked for every 20 ms as it starts), deeper than the "
-                "stack copied: [truncated], with native frames only\n",
+                "found (its _PyRuntime, looked for from its exec on, every ms at first), deeper "
+                "than the stack copied: [truncated], with native frames only\n",
                 (unsigned long long)st->before_python);
     if (pp_collect_lost(c))
         fprintf(stderr, "perfpy: %llu samples lost (the ring buffer was full)\n",
@@ -1145,12 +1195,55 @@ static int attach(state *st, pid_t pid, long rate, double duration)
     return 0;
 }
 
+/* The held program's look at each of its stops: its exec's event read
+ * first (it forgets the old image), then its maps searched, not held back
+ * as the other looks may be (PERFPY_SAMPLE_LOOK_DELAY_MS): the program
+ * waits for this one. */
+static int hold_look(void *ctx)
+{
+    state *st = ctx;
+    proc *p;
+
+    take(st, 0);
+    if (!(p = find_proc(st, st->pid)))
+        return -1;
+    if (!p->runtime && !p->refused)
+        look(st, p);
+    return p->runtime ? 1 : p->refused ? -1 : 0;
+}
+
+/* The program running between two execs of its hold (env): recorded. */
+static void hold_idle(void *ctx)
+{
+    state *st = ctx;
+
+    take(st, 1);
+    find_runtimes(st);
+}
+
+/* The program held at its exec until its _PyRuntime is found, at most
+ * HOLD_BOUND seconds (sample_hold.h). 1 when it ended meanwhile. */
+#define HOLD_BOUND 1.0
+
+static int hold(state *st, int *status)
+{
+    pp_hold_stats hs;
+    int rc = pp__hold_run(st->pid, HOLD_BOUND, hold_look, hold_idle, st, status, &hs);
+
+    if (getenv("PERFPY_SAMPLE_HOLD_SAY"))        /* tests: what the hold took */
+        fprintf(stderr, "perfpy: held %.3f ms, %u system calls, %u looks, %u images "
+                "run through, ended %d\n", (double)hs.held_ns / 1e6, hs.stops, hs.looks,
+                hs.execs, hs.why);
+    st->held_ns = mono_ns();
+    return rc == 1;
+}
+
 /* Starts the program, once the collector follows it, and waits for its end. */
 static int run_program(state *st, char **argv, int *status, double duration)
 {
     double end = duration > 0 ? now_s() + duration : 0;
     uint64_t started;
-    int go, rc, sent = 0;
+    int go, rc, held, sent = 0;
 
     signal(SIGINT, SIG_IGN);       /* the program gets Ctrl-C; it ends, then we do */
     if ((st->pid = start_program(argv, &go)) < 0) {
@@ -1167,9 +1260,12 @@ static int run_program(state *st, char **argv, int *status, double duration)
     started = (uint64_t)(now_s() * 1e9);          /* the samples' clock, CLOCK_MONOTONIC */
     pp_fold_marker(st->fold, (int32_t)st->pid, (int32_t)st->pid, PP_MARKER_PROCESS, started,
                    started, "process start");
+    held = pp__hold_seize(st->pid) == 0;
     if (write(go, "g", 1) != 1)
         kill(st->pid, SIGKILL);
     close(go);
+    if (held && hold(st, status))
+        return 0;                  /* it ended before it was let go (exec failed) */
     if (!st->top_mode)
         fprintf(stderr, "perfpy: recording %s in sample mode (BPF%s; nothing installed in "
                 "the program)\n", argv[0], st->wall ? ", wall clock" : "");
@@ -1191,7 +1287,7 @@ static int run_program(state *st, char **argv, int *status, double duration)
             sent++;
         }
         find_runtimes(st);
-        take(st, w == 0 ? 20 : 0);
+        take(st, w == 0 ? wait_ms(st) : 0);
         if (st->top_mode && w == 0 && !end)
             top_tick(st);
         if (w == st->pid || (w < 0 && errno != EINTR))
