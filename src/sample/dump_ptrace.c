@@ -22,10 +22,10 @@
  * others the function it waits in (wchan).
  */
 #include "dump.h"
+#include "procs.h"
 #include "pyread.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -49,18 +49,9 @@ static double now_ms(void)
 static long proc_text(pid_t pid, pid_t tid, const char *what, char *buf, size_t len)
 {
     char path[96];
-    int fd;
-    ssize_t n;
 
     snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, what);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return -errno;
-    n = read(fd, buf, len - 1);
-    close(fd);
-    if (n < 0)
-        return -errno;
-    buf[n] = '\0';
-    return n;
+    return pp_procs_small_file(path, buf, len);
 }
 
 /* Its state letter, system call and the kernel functions it waits in:
