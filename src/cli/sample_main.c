@@ -126,7 +126,10 @@ static void top_tick(state *st);
 static void top_end(state *st);
 static uint64_t mono_ns(void);
 
-/* -a: a process that runs a CPython, counted once (the summary's "seen"). */
+/* -a: a process that runs a CPython, counted once (the summary's "seen").
+ * A CPython's forked child is one more only if it lives as one: counted
+ * at its first sample or as it ends, not at its fork (a host's Python
+ * runners fork thousands of children a minute, most to exec at once). */
 static void count_seen(state *st, proc *p)
 {
     if (st->host && p->python == 1 && !p->counted) {
@@ -349,6 +352,7 @@ void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t b
     if (st->host && !p->sampled) {
         p->sampled = 1;
         st->sampled++;
+        count_seen(st, p);
     }
     if (st->every && !st->ending && s->time_ns >= st->next_ns &&
         (!st->stop_ns || st->next_ns < st->stop_ns))
@@ -469,7 +473,6 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
             p->pid = (pid_t)e->pid;
             p->told = 0;                               /* its root is its own */
             p->counted = p->sampled = 0;
-            count_seen(st, p);
             p->forked_from = (pid_t)e->ppid;
             /* -a (CPU time only): not primed. A host's Python runners
              * fork thousands of children a minute, most to exec at once,
@@ -508,6 +511,7 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
             if (st->host)
                 host_decide(st, p, 1);
         } else {
+            count_seen(st, p);                         /* a forked child that lived as one */
             pp__sample_proc_free(p);
             *p = st->procs[--st->nprocs];
         }
