@@ -13,7 +13,9 @@
  *
  * It starts PROGRAM, or follows the running process PID (attached: until
  * it ends, DURATION seconds pass (0: none) or Ctrl-C), with nothing
- * installed in it (no module, no environment, no signal, no write),
+ * installed in it (no module, no environment, no signal, no write; a
+ * program it starts is held at its exec until its _PyRuntime is found,
+ * sample_hold.h),
  * samples it with the BPF collector (collect.c) at RATE Hz, and for each
  * sample names the Python frames from outside (pycode.c: each code object
  * read once), with the structure offsets of the CPython each process runs
@@ -1232,7 +1234,10 @@ static void hold_idle(void *ctx)
 static int hold(state *st, int *status)
 {
     pp_hold_stats hs;
-    int rc = pp__hold_run(st->pid, HOLD_BOUND, hold_look, hold_idle, st, status, &hs);
+    int rc;
+
+    st->held_ns = UINT64_MAX;      /* its samples read meanwhile are ld.so's */
+    rc = pp__hold_run(st->pid, HOLD_BOUND, hold_look, hold_idle, st, status, &hs);
 
     if (getenv("PERFPY_SAMPLE_HOLD_SAY"))        /* tests: what the hold took */
         fprintf(stderr, "perfpy: held %.3f ms, %u system calls, %u looks, %u images "
