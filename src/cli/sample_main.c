@@ -1527,6 +1527,14 @@ int main(int argc, char **argv)
     int rc, status = 0;
     double top_every = 0;
 
+    /* Blocks of 128 KiB and more are mapped on their own, at a fixed
+     * threshold. glibc's own threshold rises to the largest mapped block
+     * freed (megabytes, at the start), after which the profile's growing
+     * arrays and the sample log's chunks came from the heap, each realloc
+     * or shrink leaving a hole the heap kept: 2 minutes of a 50-thread
+     * server in wall-clock mode left 9.7 MB free inside a 21 MB heap
+     * (mallinfo2), with the threshold fixed 0.1 MB. */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     if (argc == 2 && strcmp(argv[1], "--check") == 0)
         return check();
     if (argc > 1 && strcmp(argv[1], "--read") == 0)

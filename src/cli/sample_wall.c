@@ -53,7 +53,7 @@ void pp__sample_wall_end(state *st, const struct pp_bpf_wall_end *e)
         return;        /* its capture did not fit in the ring (counted there), or
                           it held no GIL and --gil left it out */
     pp__sample_fold_record(st, s, e->block_ns, e->runq_ns);
-    free(s);
+    pp_wall_open_done(st->open, s);
 }
 
 /* Wall-clock mode: the scheduler's events seen, and every one lost. */

@@ -407,7 +407,7 @@ static int thread_markers(const pp_profile *p, tables *tb, uint32_t t, FILE *out
             int instant = m->end_ns == m->start_ns;
             fputs(i ? "," : "", out);
             if (c == 0) {
-                if ((id = str_id(&tb->s, m->name)) < 0)
+                if ((id = str_id(&tb->s, pp_marker_name(p, m))) < 0)
                     return (int)id;
                 fprintf(out, "%lld", (long long)id);
             } else if (c == 1) {

@@ -80,7 +80,9 @@ int pp_profile_init(pp_profile *p)
     p->frame_index = calloc(1, sizeof(pp_htab));
     p->stack_index = calloc(1, sizeof(pp_htab));
     p->thread_index = calloc(1, sizeof(pp_htab));
+    p->marker_name_index = calloc(1, sizeof(pp_htab));
     if (!p->strings || !p->frame_index || !p->stack_index || !p->thread_index ||
+        !p->marker_name_index || pp__htab_init(p->marker_name_index, 16) < 0 ||
         pp__htab_init(p->frame_index, 1024) < 0 ||
         pp__htab_init(p->stack_index, 1024) < 0 ||
         pp__htab_init(p->thread_index, 16) < 0) {
@@ -107,9 +109,13 @@ void pp_profile_free(pp_profile *p)
         pp__htab_free(p->stack_index);
     if (p->thread_index)
         pp__htab_free(p->thread_index);
+    if (p->marker_name_index)
+        pp__htab_free(p->marker_name_index);
     free(p->frame_index);
     free(p->stack_index);
     free(p->thread_index);
+    free(p->marker_name_index);
+    free(p->marker_names);
     free(p->frames);
     free(p->stacks);
     free(p->ids);

@@ -133,12 +133,17 @@ typedef enum pp_marker_kind {
     PP_MARKER_GIL = 2,             /* waiting for the GIL */
 } pp_marker_kind;
 
+/* 24 bytes: a wall-clock recording adds one or two a wait (hundreds a
+ * second), so the name is an index into the profile's interned names
+ * (pp_marker_name), not a copy or a pointer. */
 typedef struct pp_marker {
     uint64_t start_ns, end_ns;     /* perf clock; equal for an instant */
     uint32_t thread;               /* its thread's index */
-    pp_marker_kind kind;
-    const char *name;              /* "process start", "exec python3", ...; arena */
+    uint32_t kind : 8;             /* pp_marker_kind */
+    uint32_t name : 24;            /* its name's index in p->marker_names */
 } pp_marker;
+
+#define PP_MAX_MARKER_NAMES (1u << 24)
 
 #define PP_LOG_CHUNK_BITS 16       /* 65536 records (768 KiB) per chunk: no giant realloc */
 #define PP_LOG_WEIGHT_BITS 12
@@ -214,9 +219,12 @@ typedef struct pp_profile {
                                       before it (reordered by microseconds) are at it */
     pp_marker *markers;            /* in order of addition (pp_marker_order: by time) */
     size_t nmarkers, markers_cap;
+    const char **marker_names;     /* the markers' distinct names ("process start",
+                                      "[off-CPU: sleep]", ...), each once; arena */
+    size_t nmarker_names, marker_names_cap;
 
     pp_strings *strings;
-    pp_htab *frame_index, *stack_index, *thread_index;
+    pp_htab *frame_index, *stack_index, *thread_index, *marker_name_index;
     uint32_t last_thread;          /* the thread of the previous lookup */
 } pp_profile;
 
@@ -292,7 +300,7 @@ int64_t pp_profile_sample(pp_profile *p, const uint32_t *ids, size_t n, uint32_t
 pp_logged pp_profile_rec(const pp_profile *p, uint64_t i);
 
 /* Adds a marker on thread from start_ns to end_ns (equal: an instant).
- * 0, or -ENOMEM/-EINVAL. */
+ * 0, or -ENOMEM/-EINVAL (-ENOSPC past PP_MAX_MARKER_NAMES distinct names). */
 int pp_profile_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint64_t start_ns,
                       uint64_t end_ns, const char *name, size_t len);
 /* The same for a span that may continue the thread's latest marker: a
@@ -303,6 +311,12 @@ int pp_profile_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint6
 int pp_profile_marker_span(pp_profile *p, uint32_t thread, pp_marker_kind kind,
                            uint64_t start_ns, uint64_t end_ns, const char *name,
                            uint64_t join_ns);
+
+/* A marker's name. */
+static inline const char *pp_marker_name(const pp_profile *p, const pp_marker *m)
+{
+    return p->marker_names[m->name];
+}
 
 /* Moves src's threads, markers and sample log to dst (a profile made from src's
  * stacks), each record's stack index through stack_map (src stack ->

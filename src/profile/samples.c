@@ -323,25 +323,59 @@ int64_t pp_profile_sample(pp_profile *p, const uint32_t *ids, size_t n, uint32_t
 
 /* ---- markers ------------------------------------------------------------- */
 
-int pp_profile_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint64_t start_ns,
-                      uint64_t end_ns, const char *name, size_t len)
+/* The index of name[0..len) among the markers' names, interned: a few
+ * distinct names ("[off-CPU: sleep]", "process start") stand for all of a
+ * recording's markers. >= 0, or -ENOMEM/-ENOSPC. */
+static int64_t marker_name(pp_profile *p, const char *name, size_t len)
+{
+    uint64_t h = pp__hash(name, len, 7);
+    pp_htab_iter it;
+    const uint32_t *slot;
+    const char *copy;
+
+    for (slot = pp__htab_first(p->marker_name_index, h, &it); slot;
+         slot = pp__htab_next(p->marker_name_index, h, &it))
+        if (strncmp(p->marker_names[*slot], name, len) == 0 &&
+            p->marker_names[*slot][len] == '\0')
+            return *slot;
+    if (p->nmarker_names >= PP_MAX_MARKER_NAMES)
+        return -ENOSPC;
+    if (pp__grow((void **)&p->marker_names, &p->marker_names_cap, p->nmarker_names + 1,
+                 sizeof(*p->marker_names)) < 0 ||
+        !(copy = pp_profile_strdup(p, name, len)) ||
+        pp__htab_insert(p->marker_name_index, h, (uint32_t)p->nmarker_names) < 0)
+        return -ENOMEM;
+    p->marker_names[p->nmarker_names] = copy;
+    return (int64_t)p->nmarker_names++;
+}
+
+static int add_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint64_t start_ns,
+                      uint64_t end_ns, uint32_t name)
 {
     pp_marker *m;
 
-    if (thread >= p->nthreads || end_ns < start_ns)
-        return -EINVAL;
     if (pp__grow((void **)&p->markers, &p->markers_cap, p->nmarkers + 1, sizeof(*m)) < 0)
         return -ENOMEM;
     m = &p->markers[p->nmarkers];
-    m->name = pp_profile_strdup(p, name, name_len(name, len));
-    if (!m->name)
-        return -ENOMEM;
     m->start_ns = start_ns;
     m->end_ns = end_ns;
     m->thread = thread;
     m->kind = kind;
+    m->name = name;
     p->threads[thread].last_marker = (uint32_t)++p->nmarkers;
     return 0;
+}
+
+int pp_profile_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint64_t start_ns,
+                      uint64_t end_ns, const char *name, size_t len)
+{
+    int64_t n;
+
+    if (thread >= p->nthreads || end_ns < start_ns)
+        return -EINVAL;
+    if ((n = marker_name(p, name, name_len(name, len))) < 0)
+        return (int)n;
+    return add_marker(p, thread, kind, start_ns, end_ns, (uint32_t)n);
 }
 
 int pp_profile_marker_span(pp_profile *p, uint32_t thread, pp_marker_kind kind,
@@ -349,16 +383,19 @@ int pp_profile_marker_span(pp_profile *p, uint32_t thread, pp_marker_kind kind,
                            uint64_t join_ns)
 {
     pp_marker *m;
+    int64_t n;
 
     if (thread >= p->nthreads || end_ns < start_ns || !name)
         return -EINVAL;
+    if ((n = marker_name(p, name, name_len(name, strlen(name)))) < 0)
+        return (int)n;
     m = p->threads[thread].last_marker ? &p->markers[p->threads[thread].last_marker - 1] : NULL;
-    if (m && m->kind == kind && strcmp(m->name, name) == 0 && m->end_ns <= end_ns &&
+    if (m && m->kind == kind && m->name == (uint32_t)n && m->end_ns <= end_ns &&
         start_ns <= m->end_ns + join_ns) {
         m->end_ns = end_ns;
         return 0;
     }
-    return pp_profile_marker(p, thread, kind, start_ns, end_ns, name, strlen(name));
+    return add_marker(p, thread, kind, start_ns, end_ns, (uint32_t)n);
 }
 
 /* ---- freeing, moving the log to a rebuilt profile ----------------------- */
@@ -378,7 +415,7 @@ void pp__log_free(pp_profile *p)
 
 int pp_profile_take_samples(pp_profile *dst, pp_profile *src, const uint32_t *stack_map)
 {
-    pp_htab *index;
+    pp_htab *index, *names;
 
     if (dst->nthreads || dst->nlog || dst->nmarkers)
         return -EINVAL;
@@ -392,19 +429,22 @@ int pp_profile_take_samples(pp_profile *dst, pp_profile *src, const uint32_t *st
             return -ENOMEM;
         src->threads[i].name = n;     /* src's arena goes with src */
     }
-    for (size_t i = 0; i < src->nmarkers; i++) {
-        const char *n = pp_profile_strdup(dst, src->markers[i].name, strlen(src->markers[i].name));
+    for (size_t i = 0; i < src->nmarker_names; i++) {
+        const char *n = pp_profile_strdup(dst, src->marker_names[i],
+                                          strlen(src->marker_names[i]));
         if (!n)
             return -ENOMEM;
-        src->markers[i].name = n;
+        src->marker_names[i] = n;
     }
     for (size_t c = 0; c < src->log_chunks; c++)
         for (uint32_t k = 0; k < src->log[c].n; k++)
             src->log[c].recs[k].stack = stack_map[src->log[c].recs[k].stack];
     free(dst->threads);
     free(dst->markers);
+    free(dst->marker_names);
     pp__log_free(dst);
     index = dst->thread_index;
+    names = dst->marker_name_index;
     dst->threads = src->threads;
     dst->nthreads = src->nthreads;
     dst->threads_cap = src->threads_cap;
@@ -420,8 +460,15 @@ int pp_profile_take_samples(pp_profile *dst, pp_profile *src, const uint32_t *st
     dst->markers = src->markers;
     dst->nmarkers = src->nmarkers;
     dst->markers_cap = src->markers_cap;
+    dst->marker_names = src->marker_names;
+    dst->nmarker_names = src->nmarker_names;
+    dst->marker_names_cap = src->marker_names_cap;
+    dst->marker_name_index = src->marker_name_index;
     src->markers = NULL;
     src->nmarkers = src->markers_cap = 0;
+    src->marker_names = NULL;
+    src->nmarker_names = src->marker_names_cap = 0;
+    src->marker_name_index = names;   /* dst's empty one, freed with src */
     src->threads = NULL;
     src->nthreads = src->threads_cap = 0;
     src->thread_index = index;        /* dst's empty one, freed with src */

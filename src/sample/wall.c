@@ -89,10 +89,19 @@ int pp_wall_reason_of(const struct pp_bpf_sample *s, uint64_t gil_size)
 
 /* ---- captures waiting for their end ------------------------------------- */
 
+/* Each capture is a record of ~90 KB; a server's threads make hundreds a
+ * second. Their buffers are used again (those given back, up to
+ * SPARE_MAX of them) rather than allocated per capture: a block of that
+ * size allocated and freed between the profile's own growing arrays is
+ * how a heap ends up in holes. */
+#define SPARE_MAX 64
+
 struct pp_wall_open {
     struct pp_bpf_sample **v;
     size_t n, cap;
-    uint64_t dropped;
+    struct pp_bpf_sample *spare[SPARE_MAX];
+    size_t nspare;
+    uint64_t dropped, made;
 };
 
 int pp_wall_open_new(pp_wall_open **out)
@@ -109,20 +118,23 @@ static size_t find(const pp_wall_open *w, uint32_t pid, uint32_t tid)
     return w->n;
 }
 
+/* s's bytes up to the end of the stack read into copy: the rest is never
+ * looked at. */
+static void copy_used(struct pp_bpf_sample *copy, const struct pp_bpf_sample *s)
+{
+    size_t used = offsetof(struct pp_bpf_sample, stack) +
+                  (s->stack_len < sizeof(s->stack) ? s->stack_len : sizeof(s->stack));
+
+    memcpy(copy, s, used);
+}
+
 int pp_wall_open_keep(pp_wall_open *w, const struct pp_bpf_sample *s)
 {
     size_t i = find(w, s->pid, s->tid);
-    /* the copy ends with the stack bytes read: the rest is never looked at */
-    size_t used = offsetof(struct pp_bpf_sample, stack) +
-                  (s->stack_len < sizeof(s->stack) ? s->stack_len : sizeof(s->stack));
-    struct pp_bpf_sample *copy = malloc(sizeof(*copy));
+    struct pp_bpf_sample *copy;
 
-    if (!copy)
-        return -ENOMEM;
-    memcpy(copy, s, used);
-    if (i < w->n) {
-        free(w->v[i]);
-        w->v[i] = copy;
+    if (i < w->n) {                 /* its end never came: replaced, counted */
+        copy_used(w->v[i], s);
         w->dropped++;
         return 0;
     }
@@ -130,13 +142,18 @@ int pp_wall_open_keep(pp_wall_open *w, const struct pp_bpf_sample *s)
         size_t cap = w->cap ? w->cap * 2 : 16;
         struct pp_bpf_sample **more = realloc(w->v, cap * sizeof(*more));
 
-        if (!more) {
-            free(copy);
+        if (!more)
             return -ENOMEM;
-        }
         w->v = more;
         w->cap = cap;
     }
+    if (w->nspare)
+        copy = w->spare[--w->nspare];
+    else if ((copy = malloc(sizeof(*copy))))
+        w->made++;
+    else
+        return -ENOMEM;
+    copy_used(copy, s);
     w->v[w->n++] = copy;
     return 0;
 }
@@ -153,6 +170,19 @@ struct pp_bpf_sample *pp_wall_open_take(pp_wall_open *w, uint32_t pid, uint32_t 
     return s;
 }
 
+void pp_wall_open_done(pp_wall_open *w, struct pp_bpf_sample *s)
+{
+    if (w->nspare < SPARE_MAX)
+        w->spare[w->nspare++] = s;
+    else
+        free(s);
+}
+
+uint64_t pp_wall_open_made(const pp_wall_open *w)
+{
+    return w->made;
+}
+
 uint64_t pp_wall_open_unended(const pp_wall_open *w)
 {
     return w->dropped + w->n;
@@ -164,6 +194,8 @@ void pp_wall_open_free(pp_wall_open *w)
         return;
     for (size_t i = 0; i < w->n; i++)
         free(w->v[i]);
+    for (size_t i = 0; i < w->nspare; i++)
+        free(w->spare[i]);
     free(w->v);
     free(w);
 }

@@ -51,8 +51,14 @@ int pp_wall_open_new(pp_wall_open **out);
 /* Keeps a copy of s for its thread; one kept before for the same thread
  * (its end never came) is dropped and counted. 0 or -ENOMEM. */
 int pp_wall_open_keep(pp_wall_open *w, const struct pp_bpf_sample *s);
-/* The record kept for (pid, tid), taken out (the caller frees it), or NULL. */
+/* The record kept for (pid, tid), taken out (the caller gives it back
+ * with pp_wall_open_done), or NULL. */
 struct pp_bpf_sample *pp_wall_open_take(pp_wall_open *w, uint32_t pid, uint32_t tid);
+/* A record taken is done with: its buffer is kept for the next capture
+ * (a few dozen kept; past them freed). */
+void pp_wall_open_done(pp_wall_open *w, struct pp_bpf_sample *s);
+/* Buffers allocated so far. */
+uint64_t pp_wall_open_made(const pp_wall_open *w);
 /* Records whose end never came: those dropped, and those still kept. */
 uint64_t pp_wall_open_unended(const pp_wall_open *w);
 void pp_wall_open_free(pp_wall_open *w);

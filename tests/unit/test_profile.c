@@ -466,7 +466,7 @@ TEST(profile_take_samples_remaps_every_record)
     assert_log_sums_to_stacks(&dst);
     ASSERT_EQ_INT(pp_profile_thread(&dst, 1, 2, NULL, 0), 1);        /* its index came along */
     ASSERT_EQ_UINT(dst.nmarkers, 1);                                 /* and the markers */
-    ASSERT_EQ_STR(dst.markers[0].name, "process exit");
+    ASSERT_EQ_STR(pp_marker_name(&dst, &dst.markers[0]), "process exit");
     ASSERT_EQ_STR(dst.threads[dst.markers[0].thread].name, "c");
     pp_profile_free(&dst);
 }
