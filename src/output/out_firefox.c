@@ -24,8 +24,9 @@
  * (the Python file or the library), a source per Python file, the stacks
  * a prefix tree (parents first). Python frames are the profiler's "JS"
  * frames (its JavaScript filter then shows Python only), with their file
- * and line. Markers: the model's (pp_marker: processes started and ended;
- * off-CPU reasons and GIL waits when a profile has them).
+ * and line. Markers: the model's (pp_marker: processes started and ended),
+ * and a wall-clock profile's waits (off-CPU reasons, GIL waits), made from
+ * each thread's samples as it is written (pp_thread_waits).
  */
 #include "profile/htab.h"
 #include "output.h"
@@ -83,6 +84,9 @@ typedef struct tables {
     uint32_t nnodes;
     uint64_t origin;            /* time 0 of the file (perf clock) */
     pp_marker_order markers;    /* each thread's markers in time order */
+    pp_marker *shown;           /* the thread being written: its markers and its
+                                   waits (pp_thread_waits), by start */
+    size_t nshown, shown_cap;
 } tables;
 
 static uint64_t func_key(const pp_frame *f)
@@ -193,6 +197,7 @@ static void tables_free(tables *t)
     free(t->stack_node);
     free(t->node_frame);
     free(t->node_prefix);
+    free(t->shown);
     pp_marker_order_free(&t->markers);
 }
 
@@ -390,20 +395,42 @@ static int marker_category(pp_marker_kind k)
     return k == PP_MARKER_WAIT ? CAT_WAIT : k == PP_MARKER_GIL ? CAT_GIL : CAT_PROCESS;
 }
 
-/* Thread t's markers in time order, their names interned in t->s. */
-static int thread_markers(const pp_profile *p, tables *tb, uint32_t t, FILE *out)
+/* Thread o->thread's markers, the stored ones and its waits made from its
+ * samples, in tb->shown by start. */
+static int gather_markers(const pp_profile *p, tables *tb, const pp_thread_order *o)
+{
+    uint64_t first = tb->markers.first[o->thread];
+    uint64_t stored = tb->markers.first[o->thread + 1] - first;
+    size_t waits;
+
+    if (pp_thread_waits(p, o, &tb->shown, &waits, &tb->shown_cap) < 0 ||
+        pp__grow((void **)&tb->shown, &tb->shown_cap, waits + stored, sizeof(*tb->shown)) < 0)
+        return -ENOMEM;
+    for (uint64_t i = 0; i < stored; i++)
+        tb->shown[waits + i] = p->markers[tb->markers.idx[first + i]];
+    tb->nshown = waits + stored;
+    if (stored && waits)
+        qsort(tb->shown, tb->nshown, sizeof(*tb->shown), pp_marker_by_start);
+    return 0;
+}
+
+/* Thread o->thread's markers in time order, their names interned in t->s. */
+static int thread_markers(const pp_profile *p, tables *tb, const pp_thread_order *o, FILE *out)
 {
     static const char *const cols[] = {"name", "startTime", "endTime", "phase", "category"};
-    uint64_t first = tb->markers.first[t], n = tb->markers.first[t + 1] - first;
+    uint64_t n;
     int64_t id;
 
+    if (gather_markers(p, tb, o) < 0)
+        return -ENOMEM;
+    n = tb->nshown;
     fputs("\"markers\":{\"data\":[", out);
     for (uint64_t i = 0; i < n; i++)
         fputs(i ? ",null" : "null", out);
     for (int c = 0; c < 5; c++) {
         fprintf(out, "],\"%s\":[", cols[c]);
         for (uint64_t i = 0; i < n; i++) {
-            const pp_marker *m = &p->markers[tb->markers.idx[first + i]];
+            const pp_marker *m = &tb->shown[i];
             int instant = m->end_ns == m->start_ns;
             fputs(i ? "," : "", out);
             if (c == 0) {
@@ -527,7 +554,7 @@ static int thread_json(const pp_profile *p, tables *tb, const pp_thread_order *o
     fprintf(out, "\",\"pid\":\"%d\",\"tid\":%d,\"isMainThread\":%s,\"pausedRanges\":[],\n",
             th->pid, th->tid, th->tid == th->pid ? "true" : "false");
     thread_samples(p, tb, o, t, out, &start, &end);
-    if (thread_markers(p, tb, t, out) < 0)
+    if (thread_markers(p, tb, o, out) < 0)
         return -ENOMEM;
     fprintf(out, ",\n\"processStartupTime\":%.3f,\"processShutdownTime\":null,"
             "\"registerTime\":%.3f,\"unregisterTime\":%.3f}", ms(tb, start), ms(tb, start),

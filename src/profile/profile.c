@@ -236,6 +236,7 @@ int64_t pp_profile_add(pp_profile *p, const uint32_t *ids, size_t n,
     s->first = (uint32_t)p->nids;
     s->depth = (uint32_t)n;
     s->count = s->period = 0;
+    s->wait = s->wait_kind = 0;
     if (n)
         memcpy(p->ids + p->nids, ids, n * sizeof(*ids));
     p->nids += n;

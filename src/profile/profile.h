@@ -73,6 +73,10 @@ typedef struct pp_stack {
     uint32_t depth;        /* number of frames */
     uint64_t count;        /* samples */
     uint64_t period;       /* sum of their weights (ns for cpu-clock and wall time) */
+    uint32_t wait;         /* its samples are waits, each a marker on its thread's
+                              timeline (pp_profile_stack_wait): the marker's name's
+                              index + 1 in p->marker_names; 0 not a wait */
+    uint32_t wait_kind;    /* that marker's pp_marker_kind */
 } pp_stack;
 
 /* What a sample stands for. */
@@ -91,7 +95,6 @@ typedef struct pp_thread {
     int name_set;                  /* pp_profile_thread_name: comms no longer rename it */
     uint64_t first_ns, last_ns;    /* its first and last sample (perf clock; 0 unknown) */
     uint64_t samples;
-    uint32_t last_marker;          /* its latest marker's index + 1; 0: none */
 } pp_thread;
 
 /* One record of the sample log: 12 bytes. Its time and weight are its
@@ -133,9 +136,10 @@ typedef enum pp_marker_kind {
     PP_MARKER_GIL = 2,             /* waiting for the GIL */
 } pp_marker_kind;
 
-/* 24 bytes: a wall-clock recording adds one or two a wait (hundreds a
- * second), so the name is an index into the profile's interned names
- * (pp_marker_name), not a copy or a pointer. */
+/* Markers are stored (p->markers: processes started, exec'd, ended) or
+ * made from the log when a writer asks (a wall-clock profile's waits, one
+ * or two for each stack off the CPU, hundreds a second: pp_thread_waits).
+ * The name is an index into the profile's interned names (pp_marker_name). */
 typedef struct pp_marker {
     uint64_t start_ns, end_ns;     /* perf clock; equal for an instant */
     uint32_t thread;               /* its thread's index */
@@ -303,20 +307,18 @@ pp_logged pp_profile_rec(const pp_profile *p, uint64_t i);
  * 0, or -ENOMEM/-EINVAL (-ENOSPC past PP_MAX_MARKER_NAMES distinct names). */
 int pp_profile_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint64_t start_ns,
                       uint64_t end_ns, const char *name, size_t len);
-/* The same for a span that may continue the thread's latest marker: a
- * wait may come as several samples (a recorder that samples it tick by
- * tick), and a timeline wants one marker per wait. When the thread's latest marker
- * has this kind and name and ends no more than join_ns before start_ns, it
- * is stretched to end_ns; else a marker is added. 0, or -ENOMEM/-EINVAL. */
-int pp_profile_marker_span(pp_profile *p, uint32_t thread, pp_marker_kind kind,
-                           uint64_t start_ns, uint64_t end_ns, const char *name,
-                           uint64_t join_ns);
-
 /* A marker's name. */
 static inline const char *pp_marker_name(const pp_profile *p, const pp_marker *m)
 {
     return p->marker_names[m->name];
 }
+
+/* Marks stack's samples as waits (a wall-clock profile's off-CPU stacks):
+ * each is a marker of kind, named name, over its span on its thread's
+ * timeline, derived from the log when a writer asks (pp_thread_waits)
+ * rather than stored, as a recording adds hundreds a second. 0, or
+ * -ENOMEM/-EINVAL/-ENOSPC. */
+int pp_profile_stack_wait(pp_profile *p, uint32_t stack, pp_marker_kind kind, const char *name);
 
 /* Moves src's threads, markers and sample log to dst (a profile made from src's
  * stacks), each record's stack index through stack_map (src stack ->
@@ -352,7 +354,17 @@ typedef struct pp_thread_order {
 int pp_thread_order_build(const pp_profile *p, pp_thread_order *o);
 /* 0, or -ENOMEM/-EINVAL. */
 int pp_thread_order_load(pp_thread_order *o, uint32_t thread);
+
 void pp_thread_order_free(pp_thread_order *o);
+
+/* The wait markers of the thread o holds (pp_thread_order_load), in *out
+ * (grown as needed; *cap its capacity), *n of them, by start: one per
+ * sample of a wait stack (pp_profile_stack_wait) over its span [time -
+ * weight, time], a sample that continues the thread's previous wait
+ * marker of the same name (starting at most p->period_ns after its end:
+ * a wait sampled tick by tick) stretching it instead. 0 or -ENOMEM. */
+int pp_thread_waits(const pp_profile *p, const pp_thread_order *o, pp_marker **out,
+                    size_t *n, size_t *cap);
 
 /* The markers by thread, in time order: idx holds every marker's index,
  * thread 0's first; idx[first[t] .. first[t + 1]) are thread t's, by start
@@ -365,6 +377,8 @@ typedef struct pp_marker_order {
 } pp_marker_order;
 
 int pp_marker_order_build(const pp_profile *p, pp_marker_order *o);
+/* qsort's order of markers by start, then end. */
+int pp_marker_by_start(const void *a, const void *b);
 void pp_marker_order_free(pp_marker_order *o);
 
 /* A record's number, as pp_stack_value counts: 1 for CPU values, its weight

@@ -362,7 +362,7 @@ static int add_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint6
     m->thread = thread;
     m->kind = kind;
     m->name = name;
-    p->threads[thread].last_marker = (uint32_t)++p->nmarkers;
+    p->nmarkers++;
     return 0;
 }
 
@@ -378,24 +378,17 @@ int pp_profile_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint6
     return add_marker(p, thread, kind, start_ns, end_ns, (uint32_t)n);
 }
 
-int pp_profile_marker_span(pp_profile *p, uint32_t thread, pp_marker_kind kind,
-                           uint64_t start_ns, uint64_t end_ns, const char *name,
-                           uint64_t join_ns)
+int pp_profile_stack_wait(pp_profile *p, uint32_t stack, pp_marker_kind kind, const char *name)
 {
-    pp_marker *m;
     int64_t n;
 
-    if (thread >= p->nthreads || end_ns < start_ns || !name)
+    if (stack >= p->nstacks || !name)
         return -EINVAL;
     if ((n = marker_name(p, name, name_len(name, strlen(name)))) < 0)
         return (int)n;
-    m = p->threads[thread].last_marker ? &p->markers[p->threads[thread].last_marker - 1] : NULL;
-    if (m && m->kind == kind && m->name == (uint32_t)n && m->end_ns <= end_ns &&
-        start_ns <= m->end_ns + join_ns) {
-        m->end_ns = end_ns;
-        return 0;
-    }
-    return add_marker(p, thread, kind, start_ns, end_ns, (uint32_t)n);
+    p->stacks[stack].wait = (uint32_t)n + 1;
+    p->stacks[stack].wait_kind = kind;
+    return 0;
 }
 
 /* ---- freeing, moving the log to a rebuilt profile ----------------------- */
@@ -579,6 +572,48 @@ void pp_thread_order_free(pp_thread_order *o)
     free(o->first);
     memset(o, 0, sizeof(*o));
     o->thread = UINT32_MAX;
+}
+
+int pp_marker_by_start(const void *a, const void *b)
+{
+    const pp_marker *x = a, *y = b;
+
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
+}
+
+int pp_thread_waits(const pp_profile *p, const pp_thread_order *o, pp_marker **out,
+                    size_t *n, size_t *cap)
+{
+    size_t last = SIZE_MAX;        /* the thread's latest wait marker */
+
+    *n = 0;
+    for (uint64_t i = 0; i < o->n; i++) {
+        pp_logged r = pp_profile_rec(p, o->recs[i]);
+        const pp_stack *s = &p->stacks[r.stack];
+        uint64_t start = r.time_ns > r.weight ? r.time_ns - r.weight : 0;
+        pp_marker *m = last != SIZE_MAX ? &(*out)[last] : NULL;
+
+        if (!s->wait)
+            continue;
+        if (m && m->kind == s->wait_kind && m->name == s->wait - 1 &&
+            m->end_ns <= r.time_ns && start <= m->end_ns + p->period_ns) {
+            m->end_ns = r.time_ns;
+            continue;
+        }
+        if (pp__grow((void **)out, cap, *n + 1, sizeof(**out)) < 0)
+            return -ENOMEM;
+        m = &(*out)[last = (*n)++];
+        m->start_ns = start;
+        m->end_ns = r.time_ns;
+        m->thread = o->thread;
+        m->kind = s->wait_kind;
+        m->name = s->wait - 1;
+    }
+    if (*n > 1)
+        qsort(*out, *n, sizeof(**out), pp_marker_by_start);
+    return 0;
 }
 
 /* ---- the markers by thread ---------------------------------------------- */

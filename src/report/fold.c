@@ -405,19 +405,17 @@ static int fold_frames(pp_folder *f, const pp_script_sample *s, size_t from, siz
 }
 
 /* A wall-clock sample off the CPU is also a marker on its thread's
- * timeline, from when the wait began to the sample, named for its reason:
- * a wait sampled tick by tick joins its thread's marker of that reason
- * (a tick apart at most), so one wait is one marker. */
-static int wait_marker(pp_folder *f, const pp_script_sample *s, uint32_t thread)
+ * timeline, from when the wait began to the sample, named for its reason
+ * (the stack's leaf says it too): its stack is marked as a wait once, and
+ * the markers are made from the log when written (pp_thread_waits), a
+ * wait sampled tick by tick joining one marker. */
+static int wait_stack(pp_folder *f, const pp_script_sample *s, uint32_t stack)
 {
-    uint64_t w = s->weight_ns ? s->weight_ns : s->period;
-
-    if (s->wait <= 0 || s->wait >= PP_WAIT_N || !s->time_ns)
+    if (s->wait <= 0 || s->wait >= PP_WAIT_N || !s->time_ns || f->p->stacks[stack].wait)
         return 0;
-    return pp_profile_marker_span(f->p, thread, s->wait == PP_WAIT_GIL ? PP_MARKER_GIL
-                                                                       : PP_MARKER_WAIT,
-                                  s->time_ns > w ? s->time_ns - w : 0, s->time_ns,
-                                  pp_wait_marker(s->wait), f->p->period_ns);
+    return pp_profile_stack_wait(f->p, stack, s->wait == PP_WAIT_GIL ? PP_MARKER_GIL
+                                                                    : PP_MARKER_WAIT,
+                                 pp_wait_marker(s->wait));
 }
 
 int pp_fold_sample(void *folder, const pp_script_sample *s)
@@ -475,7 +473,7 @@ int pp_fold_sample(void *folder, const pp_script_sample *s)
                            s->weight_ns ? s->weight_ns : s->period);
     if (id < 0)
         return (int)id;
-    return wait_marker(f, s, (uint32_t)thread);
+    return wait_stack(f, s, (uint32_t)id);
 }
 
 int pp_fold_close(pp_folder *f)

@@ -268,8 +268,13 @@ static int copy_stacks(pp_profile *nw, const pp_profile *old, uint32_t *map,
             if ((rc = copy_frame(nw, old, map, ids[d])) >= 0)
                 buf[n++] = (uint32_t)rc;
         }
-        if (rc >= 0 && (rc = pp_profile_add(nw, buf, n, s->count, s->period)) >= 0)
+        if (rc >= 0 && (rc = pp_profile_add(nw, buf, n, s->count, s->period)) >= 0) {
             stack_map[si] = (uint32_t)rc;
+            /* its wait's name is an index into old's marker names, which
+             * pp_profile_take_samples moves to nw */
+            nw->stacks[rc].wait = s->wait;
+            nw->stacks[rc].wait_kind = s->wait_kind;
+        }
     }
     free(buf);
     return rc < 0 ? (int)rc : 0;

@@ -15,8 +15,9 @@ import os
 import re
 import subprocess
 import textwrap
+import time
 
-from support import PERFPY, interpreters, needs_perf, note, run
+from support import PERFPY, SANITIZER, interpreters, needs_perf, note, run
 from test_record import PROGRAMS, SAMPLER, RecordTest, record_as_nobody
 from test_report import JS, collapsed_counts, require_validators
 
@@ -30,6 +31,20 @@ CPU_WAIT = "[off-CPU: waiting for a CPU]"
 KERNEL = {"doze": r"(hrtimer_nanosleep|do_nanosleep|do_select|core_sys_select|"
                   r"__x64_sys_select|poll_schedule_timeout)",
           "drain": r"pipe_read", "queue_wait": r"futex_wait"}
+
+
+def unbacked_kib(pid):
+    """KiB of pid's anonymous memory in mappings no file backs: its heap
+    and anonymous mappings (a library's copied-on-write pages are not)."""
+    kib, unbacked = 0, False
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            fields = line.split()
+            if re.match(r"^[0-9a-f]+-[0-9a-f]+$", fields[0]):
+                unbacked = len(fields) < 6 or fields[5] == "[heap]"
+            elif fields[0] == "Anonymous:" and unbacked:
+                kib += int(fields[1])
+    return kib
 
 
 def in_function(stack, name):
@@ -427,6 +442,57 @@ class WallClock(RecordTest):
                     self.assertEqual(lost, 0, p.stderr[-2000:])
                     self.assertIsNone(wall, p.stderr[-2000:])
 
+    @needs_perf
+    def test_memory_grows_by_the_log_alone(self):
+        """Ten threads that sleep 2 ms in a loop for 16 s (thousands of
+        stacks off the CPU a second): perfpy-sample's anonymous memory not
+        backed by a file (its heap and anonymous mappings, from
+        /proc/PID/smaps; libraries loaded late, such as libdw's debuginfod
+        client, are not growth) grows, between 5 s and 15 s, by what the
+        design says a stack off the CPU costs: two samples (its wait, and
+        its wait for a CPU once woken), each a record of the log, 12
+        bytes, and its own weight, 4: at most 48 bytes a stack with the
+        pages the log's chunks take (about 38 measured). Wait markers are
+        made from the log when written, not stored: storing them again
+        (24 bytes each, one a sample) -> red. (Mutation: fold.c stores a
+        marker per wait again -> red: 78.8 bytes a stack.)"""
+        if SANITIZER == "address":
+            self.skipTest("ASan's allocator keeps what is freed (its quarantine) and adds "
+                          "its own to each block: memory is measured without it")
+        prog = self.write("sleepers.py", textwrap.dedent("""\
+            import sys, threading, time
+            def sleeper(end):
+                while time.monotonic() < end:
+                    time.sleep(0.002)
+            end = time.monotonic() + float(sys.argv[1])
+            threads = [threading.Thread(target=sleeper, args=(end,)) for _ in range(10)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            """))
+        py = interpreters()[-1]
+        seconds, at = 16.0, (5.0, 15.0)
+        out = self.out("sleepers.txt")
+        p = subprocess.Popen([PERFPY, "record", "--idle", "-f", "collapsed", "-o", out, "--",
+                              py.path, prog, str(seconds)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True, env=dict(os.environ, TMPDIR=self.rectmp))
+        t0, anon = time.monotonic(), []
+        for when in at:              # perfpy record is perfpy-sample once it runs
+            time.sleep(max(0.0, when - (time.monotonic() - t0)))
+            anon.append((time.monotonic() - t0, unbacked_kib(p.pid)))
+        _, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 0, err[-2000:])
+        stacks = int(re.search(r"(\d+) stacks off the CPU captured", err).group(1))
+        between = stacks * (anon[1][0] - anon[0][0]) / seconds
+        per = (anon[1][1] - anon[0][1]) * 1024.0 / between
+        note("%s: %d stacks off the CPU in %.0f s; anonymous memory %d -> %d KiB from %.1f s "
+             "to %.1f s: %.1f bytes a stack (%s)" % (
+                 py.label, stacks, seconds, anon[0][1], anon[1][1], anon[0][0], anon[1][0],
+                 per, "; ".join(l for l in err.splitlines() if "lost" in l)))
+        self.assertGreater(between, 10000, err[-2000:])
+        self.assertLessEqual(per, 48.0, err[-2000:])
 
 class WallClockRefused(RecordTest):
     """What cannot record wall time says so before the program runs."""

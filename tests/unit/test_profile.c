@@ -361,33 +361,81 @@ TEST(profile_thread_names_bounded)
     pp_profile_free(&p);
 }
 
-/* A wait sampled tick by tick is one marker on its thread; another reason,
- * another thread, or a gap longer than join_ns starts a new one. */
-TEST(profile_marker_spans_join_a_threads_ticks)
+/* A wall-clock profile's waits are markers made from the log: one per
+ * sample of a wait stack, a wait sampled tick by tick one marker on its
+ * thread; another reason, another thread, or a gap longer than a period
+ * starts a new one, and a stack that is no wait makes none. */
+TEST(profile_waits_are_markers_made_from_the_log)
 {
     pp_profile p;
-    const uint64_t ms = 1000000;
+    pp_thread_order o;
+    pp_marker *m = NULL;
+    size_t n = 0, cap = 0;
+    const uint64_t ms = 1000000, t0 = 1000 * ms;
+    uint32_t ids[2];
+    int64_t sleep, gil, cpu;
 
     ASSERT_OK(pp_profile_init(&p));
+    p.period_ns = 2 * ms;
     ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, "a", 1), 0);
     ASSERT_EQ_INT(pp_profile_thread(&p, 1, 2, "b", 1), 1);
+    ids[0] = (uint32_t)pp_profile_frame(&p, PP_FRAME_PYTHON, "f", 1, "x.py", 4, 1);
+    ids[1] = (uint32_t)pp_profile_frame(&p, PP_FRAME_MARKER, "[off-CPU: sleep]", 16, NULL, 0, 0);
+    ASSERT_TRUE((sleep = pp_profile_add(&p, ids, 2, 0, 0)) >= 0);
+    ids[1] = (uint32_t)pp_profile_frame(&p, PP_FRAME_MARKER, "[off-CPU: GIL]", 14, NULL, 0, 0);
+    ASSERT_TRUE((gil = pp_profile_add(&p, ids, 2, 0, 0)) >= 0);
+    ASSERT_TRUE((cpu = pp_profile_add(&p, ids, 1, 0, 0)) >= 0);
+    ASSERT_OK(pp_profile_stack_wait(&p, (uint32_t)sleep, PP_MARKER_WAIT, "[off-CPU: sleep]"));
+    ASSERT_OK(pp_profile_stack_wait(&p, (uint32_t)gil, PP_MARKER_GIL, "[off-CPU: GIL]"));
     for (uint64_t t = 0; t < 10; t++)                 /* 10 ticks of one sleep */
-        ASSERT_OK(pp_profile_marker_span(&p, 0, PP_MARKER_WAIT, t * ms, (t + 1) * ms,
-                                         "[off-CPU: sleep]", 2 * ms));
-    ASSERT_OK(pp_profile_marker_span(&p, 1, PP_MARKER_WAIT, 3 * ms, 4 * ms,
-                                     "[off-CPU: sleep]", 2 * ms));   /* another thread */
-    ASSERT_OK(pp_profile_marker_span(&p, 0, PP_MARKER_GIL, 10 * ms, 11 * ms,
-                                     "[off-CPU: GIL]", 2 * ms));     /* another reason */
-    ASSERT_OK(pp_profile_marker_span(&p, 0, PP_MARKER_GIL, 20 * ms, 21 * ms,
-                                     "[off-CPU: GIL]", 2 * ms));     /* after a gap */
-    ASSERT_EQ_UINT(p.nmarkers, 4);
-    ASSERT_EQ_UINT(p.markers[0].start_ns, 0);
-    ASSERT_EQ_UINT(p.markers[0].end_ns, 10 * ms);
-    ASSERT_EQ_UINT(p.markers[1].thread, 1);
-    ASSERT_EQ_UINT(p.markers[2].end_ns, 11 * ms);
-    ASSERT_EQ_UINT(p.markers[3].start_ns, 20 * ms);
-    ASSERT_EQ_INT(pp_profile_marker_span(&p, 2, PP_MARKER_WAIT, 0, 1, "x", 0), -EINVAL);
-    ASSERT_EQ_INT(pp_profile_marker_span(&p, 0, PP_MARKER_WAIT, 2, 1, "x", 0), -EINVAL);
+        ASSERT_OK(pp_profile_log(&p, (uint32_t)sleep, 0, t0 + (t + 1) * ms, ms));
+    ASSERT_OK(pp_profile_log(&p, (uint32_t)sleep, 1, t0 + 4 * ms, ms));   /* another thread */
+    ASSERT_OK(pp_profile_log(&p, (uint32_t)gil, 0, t0 + 11 * ms, ms));    /* another reason */
+    ASSERT_OK(pp_profile_log(&p, (uint32_t)gil, 0, t0 + 21 * ms, ms));    /* after a gap */
+    ASSERT_OK(pp_profile_log(&p, (uint32_t)cpu, 0, t0 + 30 * ms, ms));    /* on the CPU */
+    ASSERT_OK(pp_thread_order_build(&p, &o));
+    ASSERT_OK(pp_thread_order_load(&o, 0));
+    ASSERT_OK(pp_thread_waits(&p, &o, &m, &n, &cap));
+    ASSERT_EQ_UINT(n, 3);
+    ASSERT_EQ_UINT(m[0].start_ns, t0);
+    ASSERT_EQ_UINT(m[0].end_ns, t0 + 10 * ms);
+    ASSERT_EQ_STR(pp_marker_name(&p, &m[0]), "[off-CPU: sleep]");
+    ASSERT_EQ_UINT(m[0].kind, PP_MARKER_WAIT);
+    ASSERT_EQ_UINT(m[1].start_ns, t0 + 10 * ms);
+    ASSERT_EQ_UINT(m[1].end_ns, t0 + 11 * ms);
+    ASSERT_EQ_UINT(m[1].kind, PP_MARKER_GIL);
+    ASSERT_EQ_STR(pp_marker_name(&p, &m[1]), "[off-CPU: GIL]");
+    ASSERT_EQ_UINT(m[2].start_ns, t0 + 20 * ms);
+    ASSERT_EQ_UINT(m[0].thread, 0);
+    ASSERT_OK(pp_thread_order_load(&o, 1));
+    ASSERT_OK(pp_thread_waits(&p, &o, &m, &n, &cap));
+    ASSERT_EQ_UINT(n, 1);
+    ASSERT_EQ_UINT(m[0].thread, 1);
+    ASSERT_EQ_UINT(m[0].start_ns, t0 + 3 * ms);
+    ASSERT_EQ_UINT(p.nmarkers, 0);                   /* none stored */
+    ASSERT_EQ_UINT(p.nmarker_names, 2);
+    ASSERT_EQ_INT(pp_profile_stack_wait(&p, 3, PP_MARKER_WAIT, "x"), -EINVAL);
+    free(m);
+    pp_thread_order_free(&o);
+    pp_profile_free(&p);
+}
+
+/* A marker is 24 bytes and its name is interned: a recording's thousands
+ * of markers of a few names hold each name once. */
+TEST(profile_marker_names_are_interned)
+{
+    pp_profile p;
+
+    ASSERT_EQ_UINT(sizeof(pp_marker), 24);
+    ASSERT_OK(pp_profile_init(&p));
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, "a", 1), 0);
+    for (uint64_t t = 0; t < 1000; t++)
+        ASSERT_OK(pp_profile_marker(&p, 0, PP_MARKER_PROCESS, t, t,
+                                    t % 2 ? "thread start" : "thread exit", t % 2 ? 12 : 11));
+    ASSERT_EQ_UINT(p.nmarkers, 1000);
+    ASSERT_EQ_UINT(p.nmarker_names, 2);
+    ASSERT_EQ_STR(pp_marker_name(&p, &p.markers[1]), "thread start");
+    ASSERT_EQ_STR(pp_marker_name(&p, &p.markers[998]), "thread exit");
     pp_profile_free(&p);
 }
 
