@@ -1233,16 +1233,17 @@ static void hold_idle(void *ctx)
 
 static int hold(state *st, int *status)
 {
-    pp_hold_stats hs;
+    static const char *const why[] = {"", "found", "not a CPython", "refused", "the bound",
+                                      "a signal", "its end"};
+    pp_hold_stats hs = {0};
     int rc;
 
     st->held_ns = UINT64_MAX;      /* its samples read meanwhile are ld.so's */
     rc = pp__hold_run(st->pid, HOLD_BOUND, hold_look, hold_idle, st, status, &hs);
-
     if (getenv("PERFPY_SAMPLE_HOLD_SAY"))        /* tests: what the hold took */
         fprintf(stderr, "perfpy: held %.3f ms, %u system calls, %u looks, %u images "
-                "run through, ended %d\n", (double)hs.held_ns / 1e6, hs.stops, hs.looks,
-                hs.execs, hs.why);
+                "run through; let go: %s\n", (double)hs.held_ns / 1e6, hs.stops, hs.looks,
+                hs.execs, hs.why >= 0 && hs.why <= PP_HOLD_ENDED ? why[hs.why] : "?");
     st->held_ns = mono_ns();
     return rc == 1;
 }
