@@ -14,7 +14,7 @@
  *     |   |                                                      ^
  *     |   | the image needs libpython (ld.so maps it before main)|
  *     |   v                                                      |
- *     | syscall stops (ld.so's) --look after each mmap--> found -+
+ *     | its entry point (a breakpoint, x86_64) --look--> found --+
  *     |
  *     +-- no CPython in it (env, a shell): runs on, traced, to its next
  *         exec (the recording goes on meanwhile)
@@ -34,12 +34,15 @@
 /* The look at a stop: 1 found, -1 never will be (its CPython is refused),
  * 0 not yet. */
 typedef int (*pp_hold_look)(void *ctx);
-/* While the program runs between two execs (a wait of at most 1 ms). */
+/* While the program runs between two execs, or to its entry point: what
+ * must go on meanwhile (quick: the program's stop waits for it). */
 typedef void (*pp_hold_idle)(void *ctx);
 
 typedef struct pp_hold_stats {
     uint64_t held_ns;          /* from the exec stop to the detach */
-    unsigned stops;            /* syscall stops stepped through */
+    uint64_t stopped_ns;       /* of which stopped, from each stop seen to its
+                                  resumption (each stop's wait until it is seen,
+                                  a wake-up of ours, is not in it) */
     unsigned looks;
     unsigned execs;            /* images with no CPython run through (env, a shell) */
     int found;                 /* 1: let go with its runtime found */
@@ -47,7 +50,7 @@ typedef struct pp_hold_stats {
 } pp_hold_stats;
 
 enum { PP_HOLD_FOUND = 1, PP_HOLD_NOT_PYTHON, PP_HOLD_REFUSED, PP_HOLD_BOUND, PP_HOLD_SIGNAL,
-       PP_HOLD_ENDED };
+       PP_HOLD_ENDED, PP_HOLD_MISSED };       /* MISSED: not found at its entry point */
 
 /* Traces pid, a child of ours that has not exec'd yet, so that its exec
  * stops it. 0, or -errno (ptrace refused: not held, nothing changed).
@@ -55,8 +58,8 @@ enum { PP_HOLD_FOUND = 1, PP_HOLD_NOT_PYTHON, PP_HOLD_REFUSED, PP_HOLD_BOUND, PP
  * refused its privileges without it. */
 int pp__hold_seize(pid_t pid);
 
-/* Once the child was told to exec: waits for its exec, looks, steps its
- * loader's system calls while the image links a libpython, lets an image
+/* Once the child was told to exec: waits for its exec, looks, runs an
+ * image that links a libpython to its entry point, lets an image
  * with no CPython (env, a shell) run on to its next exec, and lets it go
  * when found, refused, bound_s seconds after its first exec, or at a
  * signal. 0 (the program runs on, untraced), 1 (it ended during the hold:

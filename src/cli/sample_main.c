@@ -1218,13 +1218,21 @@ static int hold_look(void *ctx)
     return p->runtime ? 1 : p->refused ? -1 : 0;
 }
 
-/* The program running between two execs of its hold (env): recorded. */
+/* The program running between two execs of its hold (env), or to its
+ * entry point: recorded, its children looked for (it is looked at in its
+ * next stop: a first look at a new image opens its files, milliseconds
+ * the program would wait stopped). */
 static void hold_idle(void *ctx)
 {
     state *st = ctx;
 
-    take(st, 1);
-    find_runtimes(st);
+    take(st, 0);
+    for (size_t i = 0; i < st->nprocs; i++) {
+        proc *p = &st->procs[i];
+
+        if (p->pid != st->pid)
+            find_runtime(st, p);
+    }
 }
 
 /* The program held at its exec until its _PyRuntime is found, at most
@@ -1234,16 +1242,16 @@ static void hold_idle(void *ctx)
 static int hold(state *st, int *status)
 {
     static const char *const why[] = {"", "found", "not a CPython", "refused", "the bound",
-                                      "a signal", "its end"};
+                                      "a signal", "its end", "not found at its entry"};
     pp_hold_stats hs = {0};
     int rc;
 
     st->held_ns = UINT64_MAX;      /* its samples read meanwhile are ld.so's */
     rc = pp__hold_run(st->pid, HOLD_BOUND, hold_look, hold_idle, st, status, &hs);
     if (getenv("PERFPY_SAMPLE_HOLD_SAY"))        /* tests: what the hold took */
-        fprintf(stderr, "perfpy: held %.3f ms, %u system calls, %u looks, %u images "
-                "run through; let go: %s\n", (double)hs.held_ns / 1e6, hs.stops, hs.looks,
-                hs.execs, hs.why >= 0 && hs.why <= PP_HOLD_ENDED ? why[hs.why] : "?");
+        fprintf(stderr, "perfpy: held %.3f ms (stopped %.3f ms), %u looks, %u images run "
+                "through; let go: %s\n", (double)hs.held_ns / 1e6,
+                (double)hs.stopped_ns / 1e6, hs.looks, hs.execs, hs.why >= 0 && hs.why <= PP_HOLD_MISSED ? why[hs.why] : "?");
     st->held_ns = mono_ns();
     return rc == 1;
 }

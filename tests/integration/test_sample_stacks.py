@@ -50,11 +50,10 @@ class SampleStacks(RecordTest):
                                         [py.path, os.path.join(PROGRAMS, "deep_mixed.py"),
                                          "0.5"], env={"PERFPY_SAMPLE_LOOK_DELAY_MS": "300",
                                                       "PERFPY_SAMPLE_HOLD_SAY": "1"})
-                held = re.search(r"^perfpy: held ([\d.]+) ms, (\d+) system calls.*let go: (.*)$",
-                                 p.stderr, re.M)
+                held = re.search(r"^perfpy: held ([\d.]+) ms \(stopped ([\d.]+) ms\).*"
+                                 r"let go: (.*)$", p.stderr, re.M)
                 self.assertTrue(held, p.stderr[-2000:])
-                note("%s: held %s ms, %s system calls stepped" % (py.label, held.group(1),
-                                                                  held.group(2)))
+                note("%s: held %s ms, %s ms of it stopped" % ((py.label,) + held.groups()[:2]))
                 self.assertEqual(held.group(3), "found")
                 total = sum(stacks.values())
                 cut = sum(n for s_, n in stacks.items() if s_.startswith("[truncated]"))

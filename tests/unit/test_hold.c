@@ -30,9 +30,9 @@ static void idle_count(void *ctx)
     usleep(1000);
 }
 
-/* sh -c script, seized before its exec as perfpy-sample starts a program;
- * its stdout in *out (a pipe) when out is not NULL. */
-static pid_t start(const char *script, int *out)
+/* argv, seized before its exec as perfpy-sample starts a program; its
+ * stdout in *out (a pipe) when out is not NULL. */
+static pid_t start_argv(char *const argv[], int *out)
 {
     int go[2], o[2];
     pid_t pid;
@@ -46,7 +46,7 @@ static pid_t start(const char *script, int *out)
         dup2(o[1], 1);
         if (read(go[0], &c, 1) != 1)
             _exit(126);
-        execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+        execv(argv[0], argv);
         _exit(127);
     }
     close(go[0]);
@@ -64,6 +64,24 @@ static pid_t start(const char *script, int *out)
     else
         close(o[0]);
     return pid;
+}
+
+static pid_t start(const char *script, int *out)
+{
+    char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+
+    return start_argv(argv, out);
+}
+
+static void read_all(int fd, char *buf, size_t size)
+{
+    ssize_t n;
+    size_t len = 0;
+
+    while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) > 0)
+        len += (size_t)n;
+    buf[len] = '\0';
+    close(fd);
 }
 
 #define START(pid, script, out)                                           \
@@ -133,7 +151,6 @@ TEST(hold_lets_go_at_the_bound_untraced)
     look_ctx c = {0, 0, 0};
     pp_hold_stats hs;
     char buf[256] = "";
-    ssize_t n, len = 0;
     int status = -1, out;
     pid_t pid;
 
@@ -141,13 +158,49 @@ TEST(hold_lets_go_at_the_bound_untraced)
     ASSERT_EQ_INT(pp__hold_run(pid, 0.05, look_n, idle_count, &c, &status, &hs), 0);
     ASSERT_EQ_INT(hs.why, PP_HOLD_BOUND);
     ASSERT_GE_INT((long long)hs.held_ns, 50000000ll);
-    while ((n = read(out, buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
-        len += n;
-    buf[len] = '\0';
-    close(out);
+    read_all(out, buf, sizeof(buf));
     ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
     ASSERT_TRUE(WIFEXITED(status));
     ASSERT_EQ_INT(WEXITSTATUS(status), 0);
     ASSERT_EQ_STR(buf, "TracerPid:\t0\n");
+}
+
+/* a CPython linked to libpython is run to its entry point (a breakpoint):
+ * there it is let go (here the look never finds anything), the byte put
+ * back and the instruction run as it would have been: it prints and ends
+ * as it does alone */
+TEST(hold_runs_a_libpython_cpython_to_its_entry_and_back)
+{
+    test_python v[16];
+    char dir[512], buf[64];
+    size_t n = test_pythons(v, 16, dir, sizeof(dir));
+
+    for (size_t i = 0; i < n; i++) {
+        char *argv[] = {v[i].path, "-S", "-c", "import sys; sys.stdout.write('ran'); "
+                        "sys.exit(9)", NULL};
+        look_ctx c = {0, 0, 0};
+        pp_hold_stats hs;
+        int status = -1, out, rc;
+        pid_t pid = start_argv(argv, &out);
+
+        if (pid == -2)
+            TEST_SKIP("needs CAP_SYS_PTRACE (ptrace of a child)");
+        ASSERT_GT_INT(pid, 0);
+        rc = pp__hold_run(pid, 5.0, look_n, idle_count, &c, &status, &hs);
+        read_all(out, buf, sizeof(buf));
+        if (rc == 1)
+            continue;               /* a static CPython (Debian's) ran on to its end */
+        ASSERT_EQ_INT(rc, 0);
+        ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+        printf("    %s: let go at its entry after %.2f ms, %.3f ms of it stopped\n",
+               v[i].path, (double)hs.held_ns / 1e6, (double)hs.stopped_ns / 1e6);
+        ASSERT_EQ_INT(hs.why, PP_HOLD_MISSED);
+        ASSERT_EQ_INT(c.calls, 2);          /* at its exec, at its entry */
+        ASSERT_EQ_STR(buf, "ran");
+        ASSERT_TRUE(WIFEXITED(status));
+        ASSERT_EQ_INT(WEXITSTATUS(status), 9);
+        return;
+    }
+    TEST_SKIP("no interpreter of the build links a libpython here (Debian's are static)");
 }
 #endif
