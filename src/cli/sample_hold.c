@@ -55,8 +55,8 @@ int pp__hold_seize(pid_t pid)
     return 0;
 }
 
-/* Whether the image pid runs names a libpython among the libraries ld.so
- * maps before main (DT_NEEDED). */
+/* Whether the image pid runs (64-bit) names a libpython among the
+ * libraries ld.so maps before main (DT_NEEDED). */
 static int needs_libpython(pid_t pid)
 {
     char path[64];
@@ -72,7 +72,8 @@ static int needs_libpython(pid_t pid)
         close(fd);
         return 0;
     }
-    while (!found && (scn = elf_nextscn(elf, scn)) != NULL) {
+    /* a 32-bit image: its auxiliary vector is not read as ours */
+    while (gelf_getclass(elf) == ELFCLASS64 && !found && (scn = elf_nextscn(elf, scn)) != NULL) {
         GElf_Shdr sh;
         Elf_Data *data;
         GElf_Dyn dyn;
