@@ -1201,16 +1201,16 @@ static int attach(state *st, pid_t pid, long rate, double duration)
     return 0;
 }
 
-/* The held program's look at each of its stops: its exec's event read
- * first (it forgets the old image), then its maps searched, not held back
- * as the other looks may be (PERFPY_SAMPLE_LOOK_DELAY_MS): the program
- * waits for this one. */
+/* The held program's look at each of its stops: its maps searched, not
+ * held back as the other looks may be (PERFPY_SAMPLE_LOOK_DELAY_MS). The
+ * ring is not read: the program waits for this, and its first samples'
+ * unwinding opens its files (5 ms for 3.8); its exec's event, read later,
+ * keeps what was found after it (on_event). */
 static int hold_look(void *ctx)
 {
     state *st = ctx;
     proc *p;
 
-    take(st, 0);
     if (!(p = find_proc(st, st->pid)))
         return -1;
     if (!p->runtime && !p->refused)
