@@ -5,8 +5,8 @@ and how it scales, perfpy --idle side by side with py-spy --idle and CPython
 the same run.
 
     bench/wall.py [--reps N] [--rate HZ] [--server-seconds S] [--build DIR]
-                  [--configs A,B] [--skip cost,accuracy,server] [--write-docs]
-                  PYTHON...
+                  [--configs A,B] [--skip cost,accuracy,server] [--pin CPU]
+                  [--write-docs] PYTHON...
 
 1. Cost: the program's own CPU time (time.process_time() around it) under a
    two-thread ping-pong (15,000 round trips through queue.Queue:
@@ -14,7 +14,10 @@ the same run.
    the median of each run's ratio to the plain run of its rep; and
    perfpy's own CPU per scheduler event: the CPU of perfpy's process tree
    (getrusage of the children) less the program's, over the switches its
-   notes count.
+   notes count. --pin CPU runs the program (not the tools) on that CPU:
+   both threads on one CPU, each hand-over a switch, without the noise of
+   where the scheduler puts them (unpinned, the ping-pong's own CPU time
+   moves by 20% or more from run to run on this machine).
 2. Accuracy: tests/integration/programs/wall_parts.py (CPU work, sleep, a
    pipe read, a lock wait, each 30-60 ms, a dozen rounds) measures its own
    split; each tool's profile's split of the same four parts, and the
@@ -57,17 +60,36 @@ TOOLS = ("perfpy --idle", "py-spy --idle", "3.15 sampler --mode wall")
 # on-CPU samples come from such events, whose every switch of the program's
 # threads is a switch of their perf context in the kernel
 PER_THREAD_EVENT = "perf stat -e cpu-clock (a per-thread event alone)"
+# and the same event sampling at the rate (perf record, no BPF): a sampling
+# event re-arms its timer at each switch of its thread, which counting does
+# not (in a virtual machine each re-arm can be an exit to the hypervisor)
+PER_THREAD_SAMPLING = "perf record -e cpu-clock (a per-thread sampling event alone)"
+REFERENCES = (PER_THREAD_EVENT, PER_THREAD_SAMPLING)
 
 
-def commands(tool, py, ver, a, spy, out):
-    """The command line that records `py ...` with tool, or None."""
+def commands(tool, py, ver, a, spy, out, pin=None):
+    """The command line that records `py ...` with tool, or None (pin: the
+    program, not the tool, on that CPU)."""
     perfpy = os.path.join(a.build, "perfpy")
+    if pin is not None:
+        pinned = ["taskset", "-c", str(pin), py]
+        cmd = commands_unpinned(tool, "\0", ver, a, spy, out, perfpy)
+        return None if cmd is None else \
+            [w for x in cmd for w in (pinned if x == "\0" else [x])]
+    return commands_unpinned(tool, py, ver, a, spy, out, perfpy)
+
+
+def commands_unpinned(tool, py, ver, a, spy, out, perfpy):
     if tool == "plain":
         return [py]
     if tool == PER_THREAD_EVENT:
         perf = shutil.which("perf")
         return [perf, "stat", "-e", "cpu-clock", "-x,", "-o", "/dev/null", "--", py] if perf \
             else None
+    if tool == PER_THREAD_SAMPLING:
+        perf = shutil.which("perf")
+        return [perf, "record", "-q", "-e", "cpu-clock", "-c", str(1000000000 // a.rate),
+                "-o", out + ".data", "--", py] if perf else None
     if tool == "perfpy --idle":
         return [perfpy, "record", "--idle", "-r", str(a.rate), "-f", "collapsed", "-o",
                 out + ".txt", "--", py]
@@ -115,15 +137,15 @@ def cost(py, ver, a, spy, tmp):
     with open(runner, "w") as f:
         f.write(RUNNER)
     workload = os.path.join(HERE, "workloads", "pingpong.py")
-    names = [t for t in ("plain",) + TOOLS + (PER_THREAD_EVENT,)
+    names = [t for t in ("plain",) + TOOLS + REFERENCES
              if commands(t, py, ver, a, spy, os.path.join(tmp, "o")) and
-             (not a.configs or t in ("plain", PER_THREAD_EVENT) or t in a.configs)]
+             (not a.configs or t in ("plain",) + REFERENCES or t in a.configs)]
     runs = {n: [] for n in names}
     own = []                      # perfpy's CPU per switch, per run
     load = [os.getloadavg()[0]]
     for rep in range(a.reps):
         for n in names[rep % len(names):] + names[:rep % len(names)]:
-            cmd = commands(n, py, ver, a, spy, os.path.join(tmp, "o"))
+            cmd = commands(n, py, ver, a, spy, os.path.join(tmp, "o"), a.pin)
             p, tree, _ = run(cmd + [runner, workload, "1"])
             m = re.search(r"^cpu ([\d.]+)$", p.stderr, re.M)
             runs[n].append(float(m.group(1)) if m and p.returncode == 0 else None)
@@ -141,9 +163,15 @@ def cost_table(results, a):
              "the median of each run over the plain run of the same rep. perfpy's own CPU: "
              "its process tree's (getrusage of the children) less the program's, per "
              "switch of the program's threads its notes count (median over its runs). "
-             "The last row is a reference: the program under one cpu-clock perf event "
-             "per thread that perf only counts (no sample, no BPF), the kind of event "
-             "perfpy's on-CPU samples come from." % a.reps, ""]
+             "The last two rows are references: the program under one cpu-clock perf event "
+             "per thread that perf only counts (no sample, no BPF), and the same event "
+             "sampling at the rate (perf record: no BPF), the kind of event perfpy's "
+             "on-CPU samples come from; a sampling event re-arms its timer at each "
+             "switch of its thread.%s" % (a.reps, " The program was pinned to CPU %d "
+                                          "(taskset; the tools were not): both its threads "
+                                          "on one CPU, every hand-over a switch, and no "
+                                          "noise from where the scheduler puts them."
+                                          % a.pin if a.pin is not None else ""), ""]
     for py, (ver, (names, runs, own, load)) in results.items():
         lines += ["#### CPython %d.%d (`%s`)" % (ver + (py,)), "",
                   "Load average (1 min) %.1f at the start of these runs, %.1f at their end."
@@ -291,6 +319,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--configs", help="only these tools (comma-separated)")
     ap.add_argument("--skip", default="", help="cost, accuracy, server")
+    ap.add_argument("--pin", type=int,
+                    help="the cost's program (not the tools) on this CPU")
     ap.add_argument("--write-docs", action="store_true")
     ap.add_argument("pythons", nargs="+")
     a = ap.parse_args()
