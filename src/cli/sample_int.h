@@ -44,7 +44,7 @@ typedef struct proc {
     int gave_up;                   /* searched for 2 s (-a: 100 times): no more */
     uint64_t set_ns;               /* CLOCK_MONOTONIC: when the BPF side was given it */
     uint64_t early;                /* samples before then (native frames only) */
-    double next_look;              /* not before (1 ms apart at first, then 20 ms) */
+    double next_look;              /* not before (20 ms apart) */
     int waits;                     /* -a: times its interpreter was looked for */
     int refused;                   /* its CPython is not read (pylayout.c said why) */
     int placed;                    /* its container (if any) looked for */
