@@ -326,7 +326,13 @@ static void fold_waiting(state *st, proc *p, const struct pp_bpf_sample *s,
 }
 
 /* s spliced, then folded: on the CPU with its period as its weight, or off
- * it in two parts: block ns with its reason, runq ns waiting for a CPU. */
+ * it in two parts: block ns with its reason, runq ns waiting for a CPU.
+ * Every record is stamped with the end of the time it stands for, as a
+ * CPU sample is (its period ends as it is taken): a stretch off the CPU
+ * comes stamped with its start, so its blocked part ends block ns later
+ * and its wait for a CPU runq ns after that (a timeline's markers and
+ * samples are placed by it, and an interval of --every takes a record by
+ * its end). */
 void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t block,
                             uint64_t runq)
 {
@@ -356,9 +362,9 @@ void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t b
         st->sampled++;
         count_seen(st, p);
     }
-    if (st->every && !st->ending && s->time_ns >= st->next_ns &&
+    if (st->every && !st->ending && s->time_ns + block + runq >= st->next_ns &&
         (!st->stop_ns || st->next_ns < st->stop_ns))
-        rotate(st, s->time_ns);         /* (past -d's end: the last interval's) */
+        rotate(st, s->time_ns + block + runq);  /* (past -d's end: the last interval's) */
     if (p->told != st->gen)
         tell(st, p);
     /* its GIL's size from its own CPython's layout (s->gil is 0 until the
@@ -413,10 +419,12 @@ void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t b
         out.event = "wall-clock", out.event_len = 10;
     out.weight_ns = block;         /* 0 on the CPU: its period */
     out.wait = reason;
+    out.time_ns = s->time_ns + block;
     if ((reason == PP_WAIT_NONE || block) && pp_fold_sample(st->fold, &out) != 0)
         st->failed++;
     out.weight_ns = runq;
     out.wait = PP_WAIT_CPU;
+    out.time_ns = s->time_ns + block + runq;
     if (runq && pp_fold_sample(st->fold, &out) != 0)
         st->failed++;
     /* the tasks waiting meanwhile waited as long as the thread's record

@@ -212,15 +212,10 @@ static void note_sample(pp_folder *f, const pp_script_sample *s)
         f->event_set = 1;
     }
     if (s->time_ns) {
-        /* a wait is stamped with its start and stands for the time after
-         * it: the recording spans to its end (the last stretch of a thread
-         * that waited to the end is most of a wall-clock recording) */
-        uint64_t end = s->time_ns + (s->wait ? s->weight_ns : 0);
-
         if (!p->time_first_ns || s->time_ns < p->time_first_ns)
             p->time_first_ns = s->time_ns;
-        if (end > p->time_last_ns)
-            p->time_last_ns = end;
+        if (s->time_ns > p->time_last_ns)
+            p->time_last_ns = s->time_ns;
     }
 }
 

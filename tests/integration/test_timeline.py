@@ -7,6 +7,7 @@ the trampoline modes and in sample mode."""
 import json
 import os
 import re
+import textwrap
 
 from support import interpreters, needs_perf, note, run
 from test_record import PROGRAMS, SAMPLER, RecordTest
@@ -343,3 +344,66 @@ class WaitMarkers(RecordTest):
                 self.assertEqual(len(per_thread), 2, per_thread)
                 for n, ms in per_thread:
                     self.assertGreater(n, 0, per_thread)
+
+
+class WaitPlaces(RecordTest):
+    """A wall-clock profile's waits are where they happened on the
+    timeline: a program that computes 0.3 s, sleeps 0.5 s and computes
+    0.3 s has one [off-CPU: sleep] marker of about 0.5 s, and none of its
+    samples in the computing function falls inside it (a record off the
+    CPU is stamped with its end, as a CPU sample is; stamped with its
+    start, the marker covered the first 0.5 s, over the first part's
+    samples). Mutation: the stamp left at the stretch's start -> red."""
+
+    @needs_perf
+    def test_a_sleep_is_placed_between_the_work_around_it(self):
+        if not os.path.exists(SAMPLER):
+            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+        if os.geteuid() != 0:
+            self.skipTest("wall-clock mode needs root (or CAP_BPF and CAP_PERFMON)")
+        prog = self.write("phases3.py", textwrap.dedent("""\
+            import time
+            def crunch(seconds):
+                end = time.thread_time() + seconds
+                while time.thread_time() < end:
+                    pass
+            def doze(seconds):
+                time.sleep(seconds)
+            crunch(0.3)
+            doze(0.5)
+            crunch(0.3)
+            """))
+        py = interpreters()[-1]
+        out = self.out("places.firefox.json")
+        p = self.record(["--idle", "-f", "firefox", "-o", out], [py.path, prog])
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        with open(out) as f:
+            d = json.load(f)
+        shared = d["shared"]
+        strings = shared["stringArray"]
+        main = [t for t in d["threads"] if t["isMainThread"]][0]
+        m = main["markers"]
+        sleeps = [(m["startTime"][i], m["endTime"][i]) for i in range(m["length"])
+                  if strings[m["name"][i]] == "[off-CPU: sleep]"]
+        self.assertEqual(len(sleeps), 1, sleeps)
+        start, end = sleeps[0]
+        self.assertTrue(450 <= end - start <= 600, sleeps)
+
+        def functions(stack):
+            while stack is not None:
+                frame = shared["stackTable"]["frame"][stack]
+                yield strings[shared["funcTable"]["name"][shared["frameTable"]["func"][frame]]]
+                stack = shared["stackTable"]["prefix"][stack]
+
+        s = main["samples"]
+        crunching = [s["time"][i] for i in range(s["length"])
+                     if s["stack"][i] is not None and any(
+                         f.startswith("crunch") for f in functions(s["stack"][i]))]
+        period = 1000.0 / 399
+        inside = [t for t in crunching if start + 2 * period < t < end - 2 * period]
+        note("%s: --idle, the sleep marker %.0f-%.0f ms; crunch's samples %d, from %.0f to "
+             "%.0f ms, %d inside the sleep" % (py.label, start, end, len(crunching),
+                                              min(crunching), max(crunching), len(inside)))
+        self.assertGreater(len(crunching), 100)
+        self.assertEqual(inside, [])
+        self.assertTrue(min(crunching) < start < end < max(crunching), (start, end))

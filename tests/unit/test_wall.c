@@ -121,7 +121,7 @@ TEST(wall_open_buffers_are_used_again)
 }
 
 /* One sample through the folder: a Python frame over a kernel frame. */
-static void fold_one_at(pp_folder *f, int wait, uint64_t period, const char *py, uint64_t at)
+static void fold_one(pp_folder *f, int wait, uint64_t period, const char *py)
 {
     pp_script_frame fr[3];
     pp_script_sample s;
@@ -136,32 +136,7 @@ static void fold_one_at(pp_folder *f, int wait, uint64_t period, const char *py,
     memset(&s, 0, sizeof(s));
     s.comm = "python3", s.comm_len = 7, s.pid = 1, s.tid = 1, s.period = 1000, s.weight_ns = period;
     s.event = "wall-clock", s.event_len = 10, s.frames = fr, s.nframes = 3, s.wait = wait;
-    s.time_ns = at;
     ASSERT_EQ_INT(pp_fold_sample(f, &s), 0);
-}
-
-static void fold_one(pp_folder *f, int wait, uint64_t period, const char *py)
-{
-    fold_one_at(f, wait, period, py, 0);
-}
-
-/* A wait is stamped with its start: the recording's span ends where the
- * last one ends, not where it began (a CPU sample ends where it is). */
-TEST(wall_recording_spans_to_the_last_waits_end)
-{
-    pp_profile p;
-    pp_folder *f;
-    pp_fold_opts o = {0};
-
-    ASSERT_EQ_INT(pp_profile_init(&p), 0);
-    ASSERT_EQ_INT(pp_fold_open(&f, &p, &o), 0);
-    fold_one_at(f, PP_WAIT_NONE, 1000, "py::crunch:/a.py", 1000000000ull);
-    fold_one_at(f, PP_WAIT_SLEEP, 3000000000ull, "py::doze:/a.py", 1500000000ull);
-    fold_one_at(f, PP_WAIT_NONE, 1000, "py::crunch:/a.py", 2000000000ull);
-    ASSERT_EQ_INT(pp_fold_close(f), 0);
-    ASSERT_EQ_UINT(p.time_first_ns, 1000000000ull);
-    ASSERT_EQ_UINT(p.time_last_ns, 4500000000ull);
-    pp_profile_free(&p);
 }
 
 TEST(wall_marker_is_the_leaf_even_without_native_frames)
