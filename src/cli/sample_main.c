@@ -511,6 +511,10 @@ static void on_event(const struct pp_bpf_event *e, void *ctx)
             break;
         if (kept && !st->host) {                       /* what was found is the new image's */
             p->forked_from = 0;
+            /* but where it runs is placed again: a look before the exec
+             * placed the image before it (a container's launcher, in its
+             * new PID namespace, its chroot not made yet) */
+            p->placed = 0;
             break;
         }
         if (e->kind == PP_BPF_EV_EXEC) {
