@@ -349,7 +349,7 @@ class WaitMarkers(RecordTest):
 class WaitPlaces(RecordTest):
     """A wall-clock profile's waits are where they happened on the
     timeline: a program that computes 0.3 s, sleeps 0.5 s and computes
-    0.3 s has one [off-CPU: sleep] marker of about 0.5 s, and none of its
+    0.3 s has an [off-CPU: sleep] marker of about 0.5 s, and none of its
     samples in the computing function falls inside it (a record off the
     CPU is stamped with its end, as a CPU sample is; stamped with its
     start, the marker covered the first 0.5 s, over the first part's
@@ -385,9 +385,10 @@ class WaitPlaces(RecordTest):
         m = main["markers"]
         sleeps = [(m["startTime"][i], m["endTime"][i]) for i in range(m["length"])
                   if strings[m["name"][i]] == "[off-CPU: sleep]"]
-        self.assertEqual(len(sleeps), 1, sleeps)
-        start, end = sleeps[0]
-        self.assertTrue(450 <= end - start <= 600, sleeps)
+        # one marker (two where a switch's end went unreported between)
+        self.assertTrue(1 <= len(sleeps) <= 2, sleeps)
+        start, end = min(a for a, _ in sleeps), max(b for _, b in sleeps)
+        self.assertTrue(450 <= sum(b - a for a, b in sleeps) <= 600, sleeps)
 
         def functions(stack):
             while stack is not None:
