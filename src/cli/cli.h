@@ -74,9 +74,9 @@ int pp_find_libdir_quiet(char *buf, size_t cap);
 int pp_sampler_find(const char *libdir, char *path, size_t cap, char *why, size_t why_cap);
 /* perfpy-sample --read ...: read mode's recorder (read_main.c). */
 int pp__read_main(int argc, char **argv);
-/* perfpy-sample --top INTERVAL --read ...: perfpy top in read mode
+/* perfpy-sample --top INTERVAL ROWS --read ...: perfpy top in read mode
  * (read_main.c). */
-int pp__read_top(double interval, int argc, char **argv);
+int pp__read_top(double interval, size_t rows, int argc, char **argv);
 /* perfpy-sample --dump (dump_main.c). */
 int pp__dump_main(int argc, char **argv);
 /* perfpy dump --async: the asyncio task tree of pid on out, as `python -m

@@ -43,14 +43,16 @@ static void help(FILE *out)
             "frame (C and kernel functions rank too) or by the innermost Python\n"
             "function, h threads or functions, p pause, q quit (Ctrl-C too). A\n"
             "started program is sent SIGINT when top quits (then SIGTERM and SIGKILL,\n"
-            "5 s apart). When stdout is not a terminal: one plain table of the first\n"
-            "%d functions per interval.\n"
+            "5 s apart). When stdout is not a terminal: one plain table per\n"
+            "interval, of the first --rows functions, then how many more there are.\n"
             "\n"
             "options:\n"
             "  -p, --pid PID        the running process to watch, its children too\n"
             "                       (default: start PROGRAM)\n"
             "  -r, --rate HZ        samples per second per busy thread (default: %d)\n"
             "  -i, --interval SECS  seconds between redraws (default: %g)\n"
+            "      --rows N         functions in each plain table (stdout not a\n"
+            "                       terminal); 0: all of them (default: %d)\n"
             "      --mode MODE      auto, sample or read (default: auto: sample mode\n"
             "                       where it loads, else read mode)\n"
             "      --idle           wall clock: every thread's time, on and off the CPU\n"
@@ -75,7 +77,7 @@ static void help(FILE *out)
             "examples:\n"
             "  perfpy top -p 4242\n"
             "  perfpy top -- python3 app.py\n",
-            PP_TOP_PLAIN_ROWS, TOP_RATE, TOP_INTERVAL);
+            TOP_RATE, TOP_INTERVAL, PP_TOP_PLAIN_ROWS);
 }
 
 static int top_option(int c, void *opts, pp_usage *u)
@@ -101,6 +103,11 @@ static int top_option(int c, void *opts, pp_usage *u)
     case 'A':
         o->async = 1;
         break;
+    case 'R':
+        if (pp_parse_long(optarg, 0, 1000000, &o->rows) < 0)
+            return pp_usage_set(u, "--rows takes how many functions each plain table "
+                                "shows (0: all; at most 1000000), not '%s'", optarg);
+        break;
     case 'i':
         o->interval = strtod(optarg, &end);
         if (end == optarg || *end || !(o->interval >= 0.1 && o->interval <= 3600))
@@ -121,6 +128,7 @@ int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u)
         {"idle", no_argument, NULL, 'W'},
         {"wall", no_argument, NULL, 'W'},
         {"async", no_argument, NULL, 'A'},
+        {"rows", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -129,6 +137,7 @@ int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u)
     memset(o, 0, sizeof(*o));
     o->rate = TOP_RATE;
     o->interval = TOP_INTERVAL;
+    o->rows = PP_TOP_PLAIN_ROWS;
     o->mode = "auto";
     rc = pp_getopt_each(argc, argv, "+:p:r:i:h", opts, top_option, o, u);
     if (rc != PP_PARSED_RUN)
@@ -158,7 +167,7 @@ int pp_cmd_top(int argc, char **argv)
     pp_top_cli o;
     pp_usage u;
     char libdir[PATH_MAX], helper[PATH_MAX + 16], why[512], said[1024];
-    char every[32], rate[32], pid[32], clock[32];
+    char every[32], rows[32], rate[32], pid[32], clock[32];
     char **args;
     int rc, n = 0, k = 0;
 
@@ -199,15 +208,18 @@ int pp_cmd_top(int argc, char **argv)
     if (!(args = calloc((size_t)n + 16, sizeof(*args))))
         return pp_fail("out of memory");
     snprintf(every, sizeof(every), "%g", o.interval);
+    snprintf(rows, sizeof(rows), "%ld", o.rows);
     snprintf(rate, sizeof(rate), "%ld", o.rate);
     snprintf(pid, sizeof(pid), "%ld", o.pid);
     snprintf(clock, sizeof(clock), "%s%s", o.wall ? "wall" : "cpu", o.async ? ",async" : "");
-    /* perfpy-sample --top INTERVAL FORMAT OUTPUT RATE NO_NATIVE DURATION
-     * PROCESSES THREADS [CLOCK] (-p PID | -- PROGRAM...): a recording whose
-     * intervals are shown, not written; all processes in one table */
+    /* perfpy-sample --top INTERVAL ROWS [--read] FORMAT OUTPUT RATE NO_NATIVE
+     * DURATION PROCESSES THREADS [CLOCK] (-p PID | -- PROGRAM...): a
+     * recording whose intervals are shown, not written; all processes in
+     * one table */
     args[k++] = helper;
     args[k++] = "--top";
     args[k++] = every;
+    args[k++] = rows;
     if (strcmp(o.mode, "read") == 0)
         args[k++] = "--read";
     args[k++] = "-";

@@ -145,6 +145,7 @@ typedef struct pp_top_cli {
     const char *mode;          /* "auto", "sample" or "read" */
     int wall;                  /* --idle: time off the CPU too, with its reason */
     int async;                 /* --async: stacks as asyncio's tasks see them */
+    long rows;                 /* --rows: functions in a plain table (0: all) */
     char **argv;               /* the program to start, or NULL */
 } pp_top_cli;
 int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u);

@@ -92,10 +92,12 @@ typedef struct reader {
     pp_fold_opts fo;
     pp_top *top;                    /* the view, opened at the first tick */
     char top_title[256], top_how[192];
+    size_t top_rows;                /* functions in a plain table (0: all) */
     uint64_t every_ns, start_ns, next_ns;
 } reader;
 
 static double top_every;            /* pp__read_top's interval (0: record) */
+static size_t top_rows;             /* and its plain tables' length (0: all) */
 
 static uint64_t mono_ns(void)
 {
@@ -335,7 +337,7 @@ static int top_tick(reader *r)
     uint64_t now = mono_ns();
     pp_top_counts c = {0, 0, 0, 0};
 
-    if (!r->top && pp_top_open(&r->top, r->top_title, r->top_how) != 0)
+    if (!r->top && pp_top_open(&r->top, r->top_title, r->top_how, r->top_rows) != 0)
         return -ENOMEM;
     if (pp_top_keys(r->top) == PP_TOP_QUIT || (r->denied && !r->samples))
         interrupted = 1;            /* (not ours to read: said once the view is gone) */
@@ -520,6 +522,7 @@ int pp__read_main(int argc, char **argv)
     r.fo = fo;
     if (top_every > 0) {
         r.every_ns = (uint64_t)(top_every * 1e9);
+        r.top_rows = top_rows;
         pp_top_title(r.top_title, sizeof(r.top_title), argv + 8);
         snprintf(r.top_how, sizeof(r.top_how), "read mode (no root: Python frames read from "
                  "outside, %ld Hz, CPU time; no C frames)", rate);
@@ -582,12 +585,13 @@ int pp__read_main(int argc, char **argv)
     return rc;
 }
 
-int pp__read_top(double interval, int argc, char **argv)
+int pp__read_top(double interval, size_t rows, int argc, char **argv)
 {
     if (!(interval > 0)) {
         fprintf(stderr, "perfpy-sample --top is run by `perfpy top`\n");
         return PP_EXIT_USAGE;
     }
     top_every = interval;
+    top_rows = rows;
     return pp__read_main(argc, argv);
 }

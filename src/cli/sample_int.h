@@ -134,6 +134,7 @@ typedef struct state {
     int top_mode;
     pp_top *top;                   /* the view, opened at the first tick */
     char top_title[256], top_how[192];
+    size_t top_rows;               /* functions in a plain table (0: all) */
     uint64_t top_lost;             /* lost samples already shown */
     int wall, gil_only;            /* CLOCK: wall-clock mode, --gil */
     pp_wall_open *open;            /* off-CPU captures waiting for their end */

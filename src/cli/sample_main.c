@@ -1027,7 +1027,7 @@ static void top_tick(state *st)
     uint64_t now = mono_ns(), lost;
     pp_top_counts c = {0, 0, 0, 0};
 
-    if (!st->top && pp_top_open(&st->top, st->top_title, st->top_how) != 0) {
+    if (!st->top && pp_top_open(&st->top, st->top_title, st->top_how, st->top_rows) != 0) {
         fprintf(stderr, "perfpy: out of memory\n");
         exit(PP_EXIT_FAIL);
     }
@@ -1532,6 +1532,7 @@ int main(int argc, char **argv)
     unsigned flags = 0;
     int rc, status = 0;
     double top_every = 0;
+    size_t top_rows = 0;
 
     /* Blocks of 128 KiB and more are mapped on their own, at a fixed
      * threshold. glibc's own threshold rises to the largest mapped block
@@ -1549,13 +1550,15 @@ int main(int argc, char **argv)
         return pp__dump_main(argc - 1, argv + 1);      /* perfpy dump: dump_main.c */
     if (argc == 2 && strcmp(argv[1], "--tables") == 0)
         return print_tables();
-    if (argc > 3 && strcmp(argv[1], "--top") == 0 && strcmp(argv[3], "--read") == 0)
-        return pp__read_top(strtod(argv[2], NULL), argc - 3, argv + 3);   /* read_main.c */
-    if (argc > 2 && strcmp(argv[1], "--top") == 0) {
-        /* perfpy top: --top INTERVAL, then a recording's arguments */
+    if (argc > 4 && strcmp(argv[1], "--top") == 0 && strcmp(argv[4], "--read") == 0)
+        return pp__read_top(strtod(argv[2], NULL), strtoul(argv[3], NULL, 10), argc - 4,
+                            argv + 4);                                  /* read_main.c */
+    if (argc > 3 && strcmp(argv[1], "--top") == 0) {
+        /* perfpy top: --top INTERVAL ROWS, then a recording's arguments */
         top_every = strtod(argv[2], NULL);
-        argc -= 2;
-        argv += 2;
+        top_rows = strtoul(argv[3], NULL, 10);
+        argc -= 3;
+        argv += 3;
         if (top_every <= 0 || (argc > 9 && strcmp(argv[9], "-a") == 0))
             argc = 0;                   /* refused below */
     }
@@ -1569,6 +1572,7 @@ int main(int argc, char **argv)
     if (top_every > 0) {
         st.top_mode = 1;
         st.every_ns = (uint64_t)(top_every * 1e9);
+        st.top_rows = top_rows;
         pp_top_title(st.top_title, sizeof(st.top_title), argv + 9);
         snprintf(st.top_how, sizeof(st.top_how), "sample mode (BPF, %ld Hz per busy thread, "
                  "%s; nothing installed in the program)", rate,

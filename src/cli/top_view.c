@@ -44,6 +44,7 @@ struct pp_top {
     char title[256], how[192];
     int by_total, by_leaf, show_threads, paused;
     unsigned rows, cols;            /* of the last drawing */
+    size_t plain_rows;              /* functions in a plain table (0: all) */
     /* the last interval, kept to redraw it when a key or a resize asks */
     func_row *funcs;
     size_t nfuncs;
@@ -410,7 +411,13 @@ static void plain(pp_top *t)
     strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime_r(&now, &tm));
     line(&s, "perfpy top: %s, %s (%s)", t->title, stamp, t->how);
     counts_line(t, &s);
-    draw_functions(t, &s, PP_TOP_PLAIN_ROWS);
+    draw_functions(t, &s, t->plain_rows ? t->plain_rows : t->nfuncs);
+    /* A row cut here is not a frame missing from the stacks: said, since
+     * the functions that own nothing (an awaiting coroutine, a caller)
+     * rank last by own share however large their total */
+    if (t->plain_rows && t->nfuncs > t->plain_rows)
+        line(&s, "(%zu more function%s not shown: --rows 0 shows all)",
+             t->nfuncs - t->plain_rows, t->nfuncs - t->plain_rows == 1 ? "" : "s");
     line(&s, "%s", "");
     if (s.buf) {
         fputs(s.buf, stdout);
@@ -532,7 +539,7 @@ static void at_exit(void)
         restore(open_view);
 }
 
-int pp_top_open(pp_top **out, const char *title, const char *how)
+int pp_top_open(pp_top **out, const char *title, const char *how, size_t plain_rows)
 {
     static int registered;
     static const char take[] = "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J";
@@ -543,6 +550,7 @@ int pp_top_open(pp_top **out, const char *title, const char *how)
         return -ENOMEM;
     snprintf(t->title, sizeof(t->title), "%s", title);
     snprintf(t->how, sizeof(t->how), "%s", how);
+    t->plain_rows = plain_rows;
     if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
         tcgetattr(STDIN_FILENO, &t->saved) == 0) {
         raw = t->saved;

@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define PP_TOP_PLAIN_ROWS 20        /* functions in each plain table */
+#define PP_TOP_PLAIN_ROWS 20        /* functions in each plain table, by default */
 
 enum { PP_TOP_GO = 0, PP_TOP_QUIT = 1 };
 
@@ -40,9 +40,10 @@ typedef struct pp_top_counts {
 } pp_top_counts;
 
 /* title: what is watched ("process 4242: python3 app.py"); how: the mode
- * ("sample mode (BPF, 99 Hz per busy thread)"). A terminal is taken over
- * now. 0, or -errno. */
-int pp_top_open(pp_top **out, const char *title, const char *how);
+ * ("sample mode (BPF, 99 Hz per busy thread)"); plain_rows: the functions
+ * in each plain table (0: all of them). A terminal is taken over now. 0,
+ * or -errno. */
+int pp_top_open(pp_top **out, const char *title, const char *how, size_t plain_rows);
 
 /* The keys typed since the last call (never waits); a resize redraws.
  * PP_TOP_QUIT after q. */

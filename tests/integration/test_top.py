@@ -307,6 +307,40 @@ class Plain(TopTest):
                 done += 1
         self.assertGreater(done, 0)
 
+    def test_rows_cuts_each_table_and_says_how_many_are_left(self):
+        """--rows N: each plain table holds the first N functions, then one
+        line counts those left out; --rows 0 holds them all, with no such
+        line. (Mutations: --rows not passed on -> red: 20 rows, not 2; the
+        count line left out -> red.)"""
+        for mode in ("sample", "read"):
+            with self.subTest(mode=mode):
+                target, _ = self.target()
+                cut = {}
+                for rows in ("2", "0"):
+                    rc, err, text = self.watch(["--mode", mode, "--rows", rows,
+                                                "-p", str(target.pid)], 3)
+                    self.assertEqual(rc, 0, err)
+                    got = tables(text)
+                    self.assertGreaterEqual(len(got), 3, text)
+                    blocks = [b for b in text.split("\n\n") if b.startswith("perfpy top: ")]
+                    for (counts, found), block in zip(got[1:3], blocks[1:3]):
+                        left = re.findall(r"^\((\d+) more functions? not shown: --rows 0 "
+                                          r"shows all\)$", block, re.M)
+                        if rows == "2":
+                            # hot_function, main and <module> at least
+                            self.assertEqual(len(found), 2, block)
+                            self.assertEqual(len(left), 1, block)
+                            self.assertGreaterEqual(int(left[0]), 1, block)
+                            cut[rows] = int(left[0])
+                        else:
+                            self.assertGreaterEqual(len(found), 3, block)
+                            self.assertEqual(left, [], block)
+                            cut[rows] = len(found)
+                note("top --rows, %s mode: --rows 2 left %d out; --rows 0 showed %d" %
+                     (mode, cut["2"], cut["0"]))
+                target.kill()
+                target.wait()
+
     def test_a_program_it_starts_ends_with_it(self):
         status = os.path.join(self.tmp, "status")
         p = subprocess.Popen([PERFPY, "top", "-i", "0.5", "--", interpreters()[-1].path,
@@ -399,6 +433,15 @@ class BadInput(TopTest):
         p = run([PERFPY, "top"])
         self.assertEqual(p.returncode, 2)
         self.assertIn("nothing to watch", p.stderr)
+
+    def test_rows_not_a_count(self):
+        for bad in ("-1", "x", "1000001"):
+            p = run([PERFPY, "top", "--rows", bad, "-p", str(os.getpid())])
+            self.assertEqual(p.returncode, 2)
+            self.assertEqual(p.stdout, "")
+            self.assertEqual(p.stderr.splitlines()[0],
+                             "perfpy top: --rows takes how many functions each plain table "
+                             "shows (0: all; at most 1000000), not '%s'" % bad)
 
     def test_idle_in_read_mode(self):
         p = run([PERFPY, "top", "--idle", "--mode", "read", "-p", str(os.getpid())])
