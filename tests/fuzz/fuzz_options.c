@@ -154,11 +154,11 @@ static void check(int cmd, int argc, char **argv, answer *a)
         a->rc = pp_top_parse(argc, argv, &o, &u);
         if (a->rc == PP_PARSED_RUN) {
             if ((!o.argv) == (!o.pid) || o.pid < 0 || o.rate < 1 || o.rate > 100000 ||
-                !(o.interval >= 0.1 && o.interval <= 3600) ||
-                (o.wall && strcmp(o.mode, "read") == 0))
+                !(o.interval >= 0.1 && o.interval <= 3600) || o.rows < 0 ||
+                o.rows > 1000000 || (o.wall && strcmp(o.mode, "read") == 0))
                 abort();
-            h = str(mix(mix(mix(h, (uint64_t)o.pid), (uint64_t)o.rate), (uint64_t)o.wall),
-                    o.mode);
+            h = str(mix(mix(mix(mix(h, (uint64_t)o.pid), (uint64_t)o.rate), (uint64_t)o.wall),
+                        (uint64_t)o.rows), o.mode);
             if (o.argv)
                 h = program(h, o.argv);
         }

@@ -74,6 +74,8 @@ LINES = {
     "top-program": ("top", ["--mode", "read", "--", "python3", "-c", "pass"]),
     "top-both": ("top", ["-p", "1", "python3"]),
     "top-interval-bad": ("top", ["-i", "nan", "-p", "1"]),
+    "top-rows": ("top", ["--rows", "0", "-p", "1"]),
+    "top-rows-bad": ("top", ["--rows=-3", "-p", "1"]),
     "top-idle-read": ("top", ["--idle", "--mode", "read", "-p", "1"]),
     "top-nothing": ("top", []),
 }
