@@ -18,8 +18,8 @@
  *
  * perf's util/unwind-libdw.c makes a new Dwfl per sample and reports the
  * modules of each frame's map as the walk reaches it; the same calls are
- * used here (dwfl_report_elf with base = map start - file offset), once per
- * process instead.
+ * used here (dwfl_report_elf), once per process instead, each file at the
+ * start of its mapping of offset 0 (report_file).
  */
 #include "unwind.h"
 #include "maps.h"
@@ -307,21 +307,31 @@ static int is_regular(const char *path)
 /* Reports the file of maps entry i (and the rest of its run of mappings of
  * the same file) unless a module is there already; returns the index past
  * the run. Only files with an executable mapping: code is all a pc can
- * be in. */
+ * be in. The module's base is where the run maps the file's offset 0 (its
+ * ELF header: ld.so and the kernel map an image from its first segment,
+ * at offset 0, on). A run without offset 0 is not an image loaded there
+ * and is not reported: libffi maps a page of its own text again on its
+ * own (its closures' trampolines; ctypes, which numpy imports), and that
+ * page taken for an image (base = its start - its offset) made a module
+ * over the addresses below it; in about 1 process in 200 it covered the
+ * start of numpy's _multiarray_umath, which was then never reported (a
+ * module was there), and every frame of numpy's C code was [unknown]. */
 static size_t report_file(proc *p, size_t i)
 {
-    const pp_map *v = p->maps.v, *first = &v[i];
+    const pp_map *v = p->maps.v, *first = NULL;
     size_t j = i;
     int exec = 0;
     char file[4200];
-    const char *path = first->path;
+    const char *path = v[i].path;
     size_t plen = strlen(path);
 
     while (j < p->maps.n && strcmp(v[j].path, path) == 0) {
         exec |= (v[j].prot & PP_MAP_X) != 0;
+        if (!first && v[j].pgoff == 0)
+            first = &v[j];
         j++;
     }
-    if (!exec || dwfl_addrmodule(p->dwfl, first->start))
+    if (!exec || !first || dwfl_addrmodule(p->dwfl, first->start))
         return j;
     if (strcmp(path, "[vdso]") == 0) {
         if (p->u->vdso_path[0])
@@ -338,7 +348,7 @@ static size_t report_file(proc *p, size_t i)
     } else if (!is_regular(path = pp_maps_open_path(&p->maps, path, file, sizeof(file)))) {
         return j;                       /* never open a device (/dev/dri/...) */
     }
-    dwfl_report_elf(p->dwfl, first->path, path, -1, first->start - first->pgoff, false);
+    dwfl_report_elf(p->dwfl, first->path, path, -1, first->start, false);
     return j;
 }
 

@@ -14,7 +14,10 @@
 #include "test.h"
 #include "unwind_target.h"
 
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <dirent.h>
 #include <poll.h>
@@ -242,6 +245,108 @@ TEST(unwind_survives_garbage_stacks)
     }
     printf("    300 garbage samples: %zu frames in all\n", total);
     pp_unwind_close(u);
+}
+
+/* Maps the image at path as ld.so does, its PT_LOAD segments from base on
+ * (at most 8, within len bytes of base), executable where the file says;
+ * returns the file's size. */
+static size_t map_image(const char *path, uint64_t base, size_t len)
+{
+    Elf64_Ehdr eh;
+    Elf64_Phdr ph[8];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    off_t size;
+
+    ASSERT_GE_INT(fd, 0);
+    ASSERT_EQ_INT(pread(fd, &eh, sizeof(eh), 0), (long)sizeof(eh));
+    ASSERT_LE_INT(eh.e_phnum, 64);
+    for (int i = 0, k = 0; i < eh.e_phnum && k < 8; i++) {
+        Elf64_Phdr *p = &ph[k];
+        uint64_t at, off;
+
+        ASSERT_EQ_INT(pread(fd, p, sizeof(*p), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)),
+                      (long)sizeof(*p));
+        if (p->p_type != PT_LOAD || p->p_filesz == 0)
+            continue;
+        at = p->p_vaddr & ~4095ull;
+        off = p->p_offset & ~4095ull;
+        ASSERT_LE_INT((long)(at + (p->p_offset - off) + p->p_filesz), (long)len);
+        ASSERT_TRUE(mmap((void *)(uintptr_t)(base + at), p->p_filesz + (p->p_offset - off),
+                         PROT_READ | (p->p_flags & PF_X ? PROT_EXEC : 0),
+                         MAP_PRIVATE | MAP_FIXED, fd, (off_t)off) != MAP_FAILED);
+        k++;
+    }
+    size = lseek(fd, 0, SEEK_END);
+    close(fd);
+    return (size_t)size;
+}
+
+/* pc in this process named sym in dso by a new unwinder (the maps read now). */
+static void assert_named(uint64_t pc, const char *sym, const char *dso)
+{
+    static uint64_t stack[64];
+    pp_unwinder *u;
+    pp_native_frame f[4];
+    size_t n;
+    unsigned flags;
+    pp_sample s;
+
+    memset(&s, 0, sizeof(s));
+    s.pid = getpid();
+    s.tid = (int32_t)syscall(SYS_gettid);
+    s.have_user = 1;
+    s.regs[7] = (uint64_t)(uintptr_t)stack;
+    s.regs[16] = pc;
+    s.stack = stack;
+    s.stack_len = sizeof(stack);
+    ASSERT_OK(pp_unwind_open(&u));
+    ASSERT_OK(pp_unwind(u, &s, f, 4, &n, &flags));
+    ASSERT_GE_INT(n, 1);
+    printf("    %#llx: %s (%s)\n", (unsigned long long)pc, f[0].sym, f[0].dso);
+    ASSERT_EQ_STR(f[0].sym, sym);
+    ASSERT_EQ_STR(f[0].dso, dso);
+    pp_unwind_close(u);
+}
+
+/* A file's page mapped on its own, executable, at an offset other than 0
+ * (libffi does it with its trampolines' page: ctypes, which numpy
+ * imports) is no image loaded there, and must not hide the library
+ * mapped just above it: taken for one (base = its start - its offset),
+ * it made a module over that library's first page, which was then never
+ * reported and its code [unknown] (numpy's, in 1 process in 200). Here a
+ * copy of libelf mapped as ld.so maps it, then a page of libc at offset
+ * 0x1000 put just below it; the twin (before the page) shows the copy is
+ * named at all. Mutation: the run's first mapping taken as the base
+ * whatever its offset -> red: the copy's elf_version named "[unknown]
+ * (libc.so.6)", inside the page's module. */
+TEST(unwind_a_lone_page_of_a_file_hides_no_library_above_it)
+{
+    Dl_info lib, libc;
+    void *fn = dlsym(RTLD_DEFAULT, "elf_version"), *cfn = dlsym(RTLD_DEFAULT, "malloc");
+    size_t len = 64u << 20, size;
+    uint64_t region, base, pc;
+    int fd;
+
+    char *path;
+
+    ASSERT_TRUE(fn && cfn && dladdr(fn, &lib) && dladdr(cfn, &libc));
+    path = realpath(lib.dli_fname, NULL);           /* as the maps name it */
+    ASSERT_TRUE(path != NULL);
+    region = (uint64_t)(uintptr_t)mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_TRUE(region != (uint64_t)(uintptr_t)MAP_FAILED);
+    base = region + (1u << 20);
+    size = map_image(path, base, len - (2u << 20));
+    ASSERT_GT_INT((long)size, 0);
+    pc = base + ((uint64_t)(uintptr_t)fn - (uint64_t)(uintptr_t)lib.dli_fbase);
+    assert_named(pc, "elf_version", path);     /* the twin: no page yet */
+    fd = open(libc.dli_fname, O_RDONLY | O_CLOEXEC);
+    ASSERT_GE_INT(fd, 0);
+    ASSERT_TRUE(mmap((void *)(uintptr_t)(base - 4096), 4096, PROT_READ | PROT_EXEC,
+                     MAP_PRIVATE | MAP_FIXED, fd, 4096) != MAP_FAILED);
+    close(fd);
+    assert_named(pc, "elf_version", path);
+    munmap((void *)(uintptr_t)region, len);
+    free(path);
 }
 
 TEST(unwind_gives_nothing_without_user_context)
