@@ -111,6 +111,25 @@ def left(before, places=PLACES):
     return out
 
 
+def describe(path):
+    """When a file was last written, and a perf map's first names: which
+    program of which test made it (the stage's verdict comes long after)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ""
+    said = " (written %s UTC, %d bytes" % (time.strftime("%H:%M:%S", time.gmtime(st.st_mtime)),
+                                          st.st_size)
+    if PID_NAMED.match(os.path.basename(path)) and path.endswith(".map"):
+        try:
+            with open(path, errors="replace") as f:
+                names = [l.split(" ", 2)[-1].strip() for _, l in zip(range(3), f)]
+            said += "; first names: " + ", ".join(names)
+        except OSError:
+            pass
+    return said + ")"
+
+
 def main():
     what, path = sys.argv[1], sys.argv[2]
     if what == "snapshot":
@@ -134,7 +153,7 @@ def main():
         return 0
     print("left in /tmp by this stage (perfpy's or perf's, not there before it):")
     for p in new[:20]:
-        print("  " + p)
+        print("  " + p + describe(p))
     if len(new) > 20:
         print("  ... and %d more" % (len(new) - 20))
     return 1

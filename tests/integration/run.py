@@ -156,8 +156,12 @@ def run_all(modules, a):
         for name, p, f, s, text, secs in pool.imap_unordered(
                 run_module, [(m, a.pattern, a.tests) for m in modules]):
             sys.stdout.write(text)
-            sys.stdout.write("      (%s: %d passed, %d failed, %d skipped, %.1fs)\n"
-                             % (name, p, f, s, secs))
+            # (when it ran: the stage's verdict on /tmp names a file's time)
+            end = time.time()
+            sys.stdout.write("      (%s: %d passed, %d failed, %d skipped, %.1fs, %s-%s UTC)\n"
+                             % (name, p, f, s, secs,
+                                time.strftime("%H:%M:%S", time.gmtime(end - secs)),
+                                time.strftime("%H:%M:%S", time.gmtime(end))))
             sys.stdout.flush()
             passed += p
             failed += f
