@@ -345,6 +345,9 @@ void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t b
     size_t nn = 0, nk = 0, skip = 0;
     unsigned flags = 0;
     int reason, early;
+    /* wall-clock mode's samples on the CPU weigh the thread's CPU time
+     * since its last (wall.bpf.c); 0: a period */
+    uint64_t on_cpu = s->kind == PP_BPF_ON_CPU ? s->block_ns : 0;
 
     if (!p) {
         st->failed++;
@@ -417,7 +420,7 @@ void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t b
     }
     if (st->wall)
         out.event = "wall-clock", out.event_len = 10;
-    out.weight_ns = block;         /* 0 on the CPU: its period */
+    out.weight_ns = block ? block : on_cpu;    /* 0: its period */
     out.wait = reason;
     out.time_ns = s->time_ns + block;
     if ((reason == PP_WAIT_NONE || block) && pp_fold_sample(st->fold, &out) != 0)
@@ -430,7 +433,8 @@ void pp__sample_fold_record(state *st, const struct pp_bpf_sample *s, uint64_t b
     /* the tasks waiting meanwhile waited as long as the thread's record
      * stands for: its period on the CPU, its stretch off it */
     if (st->async && s->nwaiting)
-        fold_waiting(st, p, s, py, s->kind == PP_BPF_ON_CPU ? st->period_ns : block + runq);
+        fold_waiting(st, p, s, py, s->kind == PP_BPF_ON_CPU ? (on_cpu ? on_cpu : st->period_ns)
+                                                            : block + runq);
     if (st->threads)
         pp__sample_name_thread(st, p, s);
 }
@@ -881,8 +885,9 @@ static void on_interrupt(int sig)
 }
 
 
-/* Attached: until the process ends, the duration passes, or Ctrl-C. */
-static void follow(state *st, double duration)
+/* Attached: until the process ends, the duration passes, or Ctrl-C.
+ * The duration's end (CLOCK_MONOTONIC s), or 0. */
+static double follow(state *st, double duration)
 {
     double end = duration > 0 ? now_s() + duration : 0;
 
@@ -898,6 +903,7 @@ static void follow(state *st, double duration)
     }
     st->stopped = interrupted || (end && now_s() >= end);
     /* its children stop being sampled with it: the map is freed on close */
+    return end;
 }
 
 /* What the profile does not say by itself: children, code objects gone
@@ -1159,6 +1165,7 @@ static int finish(state *st, const char *format, const char *output, int status)
 static int attach(state *st, pid_t pid, long rate, double duration)
 {
     pp_proc_info tree[256];
+    double end;
     long n;
     int rc;
 
@@ -1191,10 +1198,16 @@ static int attach(state *st, pid_t pid, long rate, double duration)
         fprintf(stderr, "perfpy: recording the process %d in sample mode (%ld Hz, BPF%s; "
                 "nothing installed in it); Ctrl-C stops\n", (int)pid, rate,
                 st->wall ? ", wall clock" : "");
-    follow(st, duration);
-    if (st->wall)                  /* what is still off the CPU ends now */
+    end = follow(st, duration);
+    if (st->wall) {                /* what is still off the CPU ends now */
+        /* or with the duration, if the last poll took this process past
+         * it (a loaded machine: polls of 0.3-0.6 s seen): -d 3 is 3 s of
+         * each wait */
+        if (end > 0)
+            pp_collect_end_at(st->c, (uint64_t)(end * 1e9));
         for (size_t i = 0; i < st->nprocs; i++)
             pp_collect_threads(st->c, st->procs[i].pid, 1);
+    }
     return 0;
 }
 

@@ -11,20 +11,21 @@
  * and run the BPF program on every CPU for every process. Samples of the
  * program's own CPU time are what the program measures of itself (the
  * distortion test, split_calls.py), and nothing else on the machine pays.
- * A whole-host recording (pp_collect_host) is the exception: one event
- * per CPU, at the agents' low rate, since every process is to be sampled
- * and new ones are found at exec, not followed from a parent. Wall-clock
- * mode keeps the per-thread events, though each costs every switch of the
- * program the kernel's switch of its perf context (bench/wall.py's
- * ping-pong: its own CPU 1.07-1.19x under `perf stat -e cpu-clock` alone):
- * with one event per CPU (tried), tests/integration/programs/wall_parts.py's
- * CPU part came out 1.2 to 1.5 points over its own measure (median of 4
- * runs, load 20; 0.0 with these): its on-CPU samples 15-25% more than its
- * own CPU time (thread_time), the cause not found.
- * The per-CPU events of the first version were seen 5 to 7.7 points off
- * that split once, in a CI run with other tests beside it; not reproduced
- * since with either kind of event, under two busy loops or a perf record
- * and a stream of short processes (0.1 to 0.8 points).
+ * Two kinds of recording take one event per CPU instead (the samples that
+ * land in a target kept, the targets map following forks and execs):
+ * a whole host (pp_collect_host: every process is to be sampled, at the
+ * agents' low rate, new ones found at exec), and wall-clock mode, whose
+ * programs run at every switch of the machine anyway: a per-thread event
+ * costs each switch of the program's threads the kernel's switch of its
+ * perf context (bench/wall.py's ping-pong pinned to one CPU at load 6:
+ * the program's own CPU 1.397x plain with per-thread events, 1.178x with
+ * per-CPU ones; `perf stat -e cpu-clock` alone 1.066x). An event per CPU
+ * samples wall time on each CPU and keeps the sample when a target's
+ * thread is the one running, so a sample must not wake perfpy-sample: a
+ * woken reader preempted the sampled thread right after each sample, its
+ * runs fell in step with the sampling and wall_parts.py's CPU part came
+ * out 15-25% over its own thread_time (1.2-2.2 points of the split under
+ * load); sample.bpf.c submits wall-clock mode's samples without a wake-up.
  */
 #include "collect.h"
 #include "codename.h"
@@ -208,6 +209,25 @@ static void close_events(pp_collector *c, pid_t pid)
         close(c->ev[i].fd);
     }
     c->nev = k;
+}
+
+/* Wall-clock mode's on-CPU samples: an event per CPU, opened with the
+ * first target (the targets map says whose samples are kept; a child is
+ * a target from its fork on), kept until the collector closes. */
+static int open_cpu_events(pp_collector *c)
+{
+    int rc, opened = 0;
+
+    if (has_event(c, -1))
+        return 0;
+    for (int cpu = 0; cpu < c->ncpu; cpu++) {       /* offline CPUs: ENODEV, skipped */
+        if ((rc = open_event_on(c, -1, -1, cpu)) < 0) {
+            close_events(c, -1);
+            return rc;
+        }
+        opened += rc;
+    }
+    return opened ? 0 : -ENODEV;
 }
 
 /* Whether this process may open the events and attach the program at all:
@@ -453,7 +473,7 @@ int pp_collect_add(pp_collector *c, pid_t pid, const pp_py_offsets *o, uint64_t 
 
     if ((rc = pp_collect_set(c, pid, o, runtime)) != 0)
         return rc;
-    if ((rc = open_events(c, pid)) < 0)
+    if ((rc = c->wall ? open_cpu_events(c) : open_events(c, pid)) < 0)
         pp_collect_remove(c, pid);
     return rc;
 }
@@ -468,18 +488,12 @@ void pp_collect_remove(pp_collector *c, pid_t pid)
 
 int pp_collect_host(pp_collector *c, unsigned flags)
 {
-    int rc, opened = 0;
+    int rc;
 
     c->skel->bss->pp_host = flags;
-    for (int cpu = 0; cpu < c->ncpu; cpu++) {       /* offline CPUs: ENODEV, skipped */
-        if ((rc = open_event_on(c, -1, -1, cpu)) < 0) {
-            close_events(c, -1);
-            c->skel->bss->pp_host = 0;
-            return rc;
-        }
-        opened += rc;
-    }
-    return opened ? 0 : -ENODEV;
+    if ((rc = open_cpu_events(c)) < 0)
+        c->skel->bss->pp_host = 0;
+    return rc;
 }
 
 int pp_collect_poll(pp_collector *c, int timeout_ms, pp_collect_fn fn,
@@ -568,6 +582,11 @@ int pp_collect_threads(pp_collector *c, pid_t pid, int end)
         return -EINVAL;
     c->skel->bss->iter_end = end ? 1 : 0;
     return run_iter(c, pid);
+}
+
+void pp_collect_end_at(pp_collector *c, uint64_t mono_ns)
+{
+    c->skel->bss->iter_until = mono_ns;
 }
 
 int pp_collect_snapshot(pp_collector *c, pid_t pid)

@@ -77,6 +77,10 @@ uint64_t pp_collect_missed_ns(const pp_collector *c);
  * counted from now; end 1 (before the last poll): each stretch still
  * open ends now and is handed over. 0 or -errno. */
 int pp_collect_threads(pp_collector *c, pid_t pid, int end);
+/* Wall-clock mode: the stretches the end's iterator closes end at mono_ns
+ * (CLOCK_MONOTONIC) if that is earlier than the iterator's run: a
+ * recording for a duration that ended late. 0: as the iterator runs. */
+void pp_collect_end_at(pp_collector *c, uint64_t mono_ns);
 /* perfpy dump (opened with PP_COLLECT_SNAPSHOT: the task iterator without
  * wall-clock mode): each of pid's threads off the CPU not captured by an
  * earlier call is captured now, from outside (a record of kind

@@ -211,7 +211,9 @@ struct pp_bpf_sample {
     __u32 kind;                     /* PP_BPF_ON_CPU, PP_BPF_OFF_* */
     __u32 state;                    /* off the CPU: its state as it stopped
                                        (0: preempted, still runnable) */
-    __u64 block_ns, runq_ns;        /* PP_BPF_OFF_CPU: what it stands for */
+    __u64 block_ns, runq_ns;        /* PP_BPF_OFF_CPU: what it stands for;
+                                       PP_BPF_ON_CPU in wall-clock mode:
+                                       block_ns the CPU time (0: a period) */
     __s64 syscall;                  /* the system call it was in (orig_ax), or < 0 */
     __u64 ident;                    /* the thread's pthread_self() (its fsbase):
                                        threading's key for it */

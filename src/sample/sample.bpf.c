@@ -363,7 +363,7 @@ static __always_inline void capture(struct pp_bpf_sample *s, const struct pp_bpf
     }
 }
 
-static __always_inline void wall_sampled(struct task_struct *task);
+static __always_inline __u64 wall_sampled(struct task_struct *task);
 
 SEC("perf_event")
 int pp_on_sample(struct bpf_perf_event_data *ctx)
@@ -383,15 +383,20 @@ int pp_on_sample(struct bpf_perf_event_data *ctx)
     k = bpf_get_stack(ctx, s->kips, sizeof(s->kips), 0);
     s->nkernel = k > 0 ? (__u32)((__u64)k / 8) : 0;
     capture(s, t, bpf_get_current_task_btf(), 0, 0);
-    if (wall)
-        wall_sampled(bpf_get_current_task_btf());
     s->kind = PP_BPF_ON_CPU;
     s->state = 0;
-    s->block_ns = s->runq_ns = 0;
+    /* wall-clock mode: the CPU time the sample stands for (0: a period) */
+    s->block_ns = wall ? wall_sampled(bpf_get_current_task_btf()) : 0;
+    s->runq_ns = 0;
     /* a whole host's samples wait for user space's next look (its 50 ms
      * poll, or an event's wake-up): waking it for each one cost more than
-     * reading them */
-    bpf_ringbuf_submit(s, (pp_host & PP_BPF_HOST_EXEC) ? BPF_RB_NO_WAKEUP : 0);
+     * reading them. Wall-clock mode's too (20 ms): its events are per CPU,
+     * and perfpy-sample woken by a sample preempted the thread sampled,
+     * whose runs then fell in step with the samples (collect.c) */
+    if (wall)
+        submit_quiet(s);
+    else
+        bpf_ringbuf_submit(s, (pp_host & PP_BPF_HOST_EXEC) ? BPF_RB_NO_WAKEUP : 0);
     return 0;
 }
 

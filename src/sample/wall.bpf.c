@@ -63,6 +63,7 @@ struct pp_bpf_thread {
     __u64 out_ns, out_cpu;          /* last seen to stop running (0: running),
                                        and its CPU time (se.sum_exec_runtime) then */
     __u64 in_ns, in_cpu;            /* last seen to start running, the same */
+    __u64 sample_cpu;               /* its CPU time at its last sample (0: none) */
     __u64 wake_ns;                  /* woken since it stopped (0: not yet; kernels
                                        without sched_info only) */
     __u64 out_rq, out_delay;        /* as it stopped: its run queue's clock and
@@ -109,8 +110,11 @@ extern int bpf_task_work_schedule_resume_impl(struct task_struct *task,
 extern int bpf_task_work_schedule_resume(struct task_struct *task, struct bpf_task_work *tw,
                                          void *map__map, pp_work_fn callback) __weak __ksym;
 
-/* Set by user space before it runs the task iterator at the end. */
+/* Set by user space before it runs the task iterator at the end; and the
+ * recording's end when it came late (attached for a duration that user
+ * space overran: the stretches still open end with the duration). */
 volatile __u32 iter_end = 0;
+volatile __u64 iter_until = 0;
 /* Set by perfpy dump (collect.c's pp_collect_snapshot), which loads the
  * iterator without wall-clock mode: each thread off the CPU captured once. */
 volatile __u32 iter_snapshot = 0;
@@ -537,9 +541,27 @@ static __always_inline void seen_running(struct pp_bpf_thread *th, struct task_s
     th->in_cpu = cpu;
 }
 
-static __always_inline void wall_sampled(struct task_struct *task)
+/* A sample of a thread on the CPU: the CPU time it stands for, the
+ * thread's since its previous sample (0 for its first: a period). The
+ * events are per CPU (collect.c): a sample lands on whichever thread runs
+ * there, and a thread whose runs fall in step with the samples (woken with
+ * them, or another profiler's) would be sampled more often than the time
+ * it runs; weighed by its own CPU time, its samples add up to it whatever
+ * the timing. Its CPU time now: as it started running plus the time since
+ * (se.sum_exec_runtime lags by what it ran since the last tick). */
+static __always_inline __u64 wall_sampled(struct task_struct *task)
 {
-    seen_running(thread_of(task, 0), task, 0);
+    struct pp_bpf_thread *th = thread_of(task, 1);
+    __u64 now, cpu, w;
+
+    if (!th)
+        return 0;
+    seen_running(th, task, 0);
+    now = bpf_ktime_get_ns();
+    cpu = th->in_ns && now > th->in_ns ? th->in_cpu + (now - th->in_ns) : cpu_of(task);
+    w = !th->sample_cpu ? 0 : cpu > th->sample_cpu ? cpu - th->sample_cpu : 1;
+    th->sample_cpu = cpu;
+    return w;
 }
 
 SEC("tp_btf/sched_switch")
@@ -619,7 +641,9 @@ int pp_iter_threads(struct bpf_iter__task *ctx)
     }
     if (!(th = thread_of(task, 0)) || !th->out_ns)
         return 0;
-    d = now - th->out_ns;
+    if (iter_until && iter_until < now)
+        now = iter_until;
+    d = now > th->out_ns ? now - th->out_ns : 0;
     split(th, task, d, &block, &runq);
     if (th->open_p) {
         send_end(task, scaled(block, th->open_p), scaled(runq, th->open_p));

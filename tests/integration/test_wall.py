@@ -370,7 +370,12 @@ class WallClock(RecordTest):
         PERFPY_SAMPLE_WAKEUPS=1 (kernels without it), the time of each
         wake-up. The twin, no hog: its sleeps stay sleeps (the waits for a
         CPU no more than the kernel's count, which is then small).
-        (Mutation: the wait in progress at the switch left out -> red.)"""
+        Its time on the CPU (its samples that are no wait) matches its own
+        CPU time (the same file's) as closely, hog or not: wall-clock
+        mode's samples are taken per CPU and each weighs the thread's CPU
+        time since its last (collect.c says why). (Mutations: the wait in
+        progress at the switch left out -> red; each sample's CPU time
+        weighed 1.5x -> red, all four.)"""
         py = interpreters()[-1]
         cpu = max(os.sched_getaffinity(0))
         prog = ["taskset", "-c", str(cpu), "nice", "-n", "10", py.path,
@@ -390,10 +395,12 @@ class WallClock(RecordTest):
                         stacks = collapsed_counts(out)
                         waits = sum(n for s, n in stacks.items() if in_function(s, "wake_and_work")
                                     and s.endswith(";" + CPU_WAIT)) / RATE
+                        ran = sum(n for s, n in stacks.items() if in_function(s, "wake_and_work")
+                                  and not s.split(";")[-1].startswith("[off-CPU")) / RATE
                         said = ("%s, %s: waiting for a CPU %.3f s in the profile, %.3f s by the "
-                                "kernel's count, of %.3f s" % ("a hog beside it" if hogged else
-                                                               "alone", how, waits,
-                                                               own["run_delay"], own["wall"]))
+                                "kernel's count, of %.3f s; on the CPU %.3f s, its own CPU time "
+                                "%.3f s" % ("a hog beside it" if hogged else "alone", how, waits,
+                                            own["run_delay"], own["wall"], ran, own["cpu"]))
                         note("%s: %s" % (py.label, said))
                         # waits shorter than a period are sampled (each
                         # counts a period): the count's own spread, three
@@ -405,6 +412,10 @@ class WallClock(RecordTest):
                             self.assertLess(abs(waits - own["run_delay"]), slack, said)
                         else:
                             self.assertLess(waits, own["run_delay"] + slack, said)
+                        self.assertLess(abs(ran - own["cpu"]),
+                                        max(0.1 * own["cpu"],
+                                            3 * (own["cpu"] * RATE) ** 0.5 / RATE) + 2.0 / RATE,
+                                        said)
             finally:
                 if hog:
                     hog.kill()

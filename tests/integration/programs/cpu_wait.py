@@ -2,9 +2,10 @@
 SECONDS: run beside a CPU hog on one CPU at a lower priority (nice), each
 time it wakes it waits for the CPU. It prints, as one JSON line, the time
 the kernel counted it waiting for a CPU meanwhile (the run_delay of
-/proc/thread-self/schedstat, in seconds) and the phase's length:
+/proc/thread-self/schedstat, in seconds), its CPU time meanwhile (the
+same file's first field) and the phase's length:
 
-    {"run_delay": <seconds>, "wall": <seconds>}
+    {"run_delay": <seconds>, "cpu": <seconds>, "wall": <seconds>}
 
 Usage: python cpu_wait.py SECONDS
 """
@@ -13,9 +14,11 @@ import sys
 import time
 
 
-def run_delay():
+def schedstat():
+    """(CPU time, run_delay) of this thread, in seconds."""
     with open("/proc/thread-self/schedstat") as f:
-        return int(f.read().split()[1]) / 1e9
+        ran, waited = f.read().split()[:2]
+    return int(ran) / 1e9, int(waited) / 1e9
 
 
 def spin(seconds):
@@ -32,10 +35,10 @@ def wake_and_work(seconds):
 
 
 def main(seconds):
-    t0, d0 = time.monotonic(), run_delay()
+    t0, (c0, d0) = time.monotonic(), schedstat()
     wake_and_work(seconds)
-    d1, t1 = run_delay(), time.monotonic()
-    print(json.dumps({"run_delay": d1 - d0, "wall": t1 - t0}))
+    (c1, d1), t1 = schedstat(), time.monotonic()
+    print(json.dumps({"run_delay": d1 - d0, "cpu": c1 - c0, "wall": t1 - t0}))
 
 
 if __name__ == "__main__":
