@@ -83,10 +83,13 @@ typedef struct proc {
     } as;
 } proc;
 
-/* A thread of the profile and whether it was named. */
+/* A thread of the profile and whether it was named: then its threading
+ * ident and its index in the profile, to follow a rename. */
 typedef struct named_thread {
     pid_t pid, tid;
     int done;
+    int32_t thread;
+    uint64_t ident;
 } named_thread;
 
 typedef struct state {

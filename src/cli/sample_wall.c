@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -197,13 +198,34 @@ static int read_names(proc *p)
     return 0;
 }
 
+static const char *name_of(const proc *p, uint64_t ident);
+
+/* The threads of p already named, named again as threading names them now
+ * (a pool renames its workers once they run: the name a thread had at its
+ * first sample, read then, was kept for good), each while it lives (its
+ * ident is another thread's once it ends). */
+static void rename_threads(state *st, const proc *p)
+{
+    const char *name;
+
+    for (size_t i = 0; i < st->nnamed; i++) {
+        named_thread *t = &st->named[i];
+
+        if (t->pid != p->pid || !t->done || t->thread < 0 ||
+            !(name = name_of(p, t->ident)) || syscall(SYS_tgkill, t->pid, t->tid, 0) != 0)
+            continue;
+        pp_profile_thread_name(st->prof, (uint32_t)t->thread, name, strlen(name));
+    }
+}
+
 void pp__sample_read_names(state *st)
 {
     uint64_t now = monotonic_ns();
 
     for (size_t i = 0; i < st->nprocs; i++)
-        if (st->procs[i].runtime && now - st->procs[i].names_ns >= NAMES_EVERY_NS)
-            read_names(&st->procs[i]);
+        if (st->procs[i].runtime && now - st->procs[i].names_ns >= NAMES_EVERY_NS &&
+            read_names(&st->procs[i]) == 0)
+            rename_threads(st, &st->procs[i]);
 }
 
 static named_thread *named_of(state *st, pid_t pid, pid_t tid)
@@ -223,7 +245,7 @@ static named_thread *named_of(state *st, pid_t pid, pid_t tid)
         st->named_cap = cap;
     }
     t = &st->named[st->nnamed++];
-    *t = (named_thread){pid, tid, 0};
+    *t = (named_thread){pid, tid, 0, -1, 0};
     return t;
 }
 
@@ -254,9 +276,12 @@ void pp__sample_name_thread(state *st, proc *p, const struct pp_bpf_sample *s)
     if (!name)
         return;
     t->done = 1;
+    t->ident = s->ident;
     thread = pp_profile_thread(st->prof, (int32_t)s->pid, (int32_t)s->tid, NULL, 0);
-    if (thread >= 0)
+    if (thread >= 0) {
+        t->thread = (int32_t)thread;
         pp_profile_thread_name(st->prof, (uint32_t)thread, name, strlen(name));
+    }
 }
 
 void pp__sample_proc_free(proc *p)

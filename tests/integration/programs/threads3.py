@@ -3,7 +3,8 @@
 share of wall time can be a few samples): the main thread (threading's
 "MainThread") in main_work, "worker-1" in work_one, "worker-2" in work_two
 (started as "starting-2" and renamed once running, as a pool renames its
-workers). Prints its pid and each thread's name and native id ("tid NAME
+workers: after it has computed 0.15 s of CPU time under its first name, so
+that a sampler sees it by both names). Prints its pid and each thread's name and native id ("tid NAME
 N") before the work ends, so a test can match them with the profile's
 thread roots."""
 import os
@@ -13,6 +14,7 @@ import time
 
 SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 1.5
 ready = threading.Barrier(3)
+early = threading.Event()         # worker-2 computed a while as starting-2
 
 
 def spin(cpu):
@@ -29,6 +31,8 @@ def work_one(cpu):
 
 
 def work_two(cpu):
+    spin(0.15)
+    early.set()
     ready.wait()
     return spin(cpu)
 
@@ -44,6 +48,7 @@ threads = [threading.Thread(target=f, args=(cpu,), name=n)
            for f, n in ((work_one, "worker-1"), (work_two, "starting-2"))]
 for t in threads:
     t.start()
+early.wait()
 threads[1].name = "worker-2"
 print("tid MainThread", threading.get_native_id(), flush=True)
 for t in threads:
