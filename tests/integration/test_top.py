@@ -393,7 +393,11 @@ class Plain(TopTest):
         for f in ("doze", "drain", "queue_wait"):
             self.assertGreater(shares[True].get(f, 0), 5.0, (f, shares[True]))
         self.assertLess(shares[False].get("doze", 0), 2.0, shares[False])
-        self.assertGreater(shares[False].get("crunch", 0), 30.0, shares[False])
+        # the CPU part: crunch and the generator it sums (crunch's own share
+        # alone is about 30%: the final CI had 29.3, a bound of 30 on it)
+        self.assertGreater(shares[False].get("crunch", 0) +
+                           shares[False].get("crunch.<locals>.<genexpr>", 0), 80.0,
+                           shares[False])
 
     def test_idle_shows_a_wait_longer_than_the_interval(self):
         # top_target's napper sleeps 60 s at a time: with --idle its sleep is
