@@ -160,7 +160,9 @@ class SampleStacks(RecordTest):
         "N lost events" and the note say how many, so that the samples
         folded plus those lost are what the program's own CPU time makes at
         that rate (within 25%). The twin, the default 32 MiB ring: none
-        lost, the samples alone make it. (Mutation: pp_collect_lost's
+        lost, the samples alone make it, when the machine leaves perfpy-sample
+        its CPU (load under the CPUs at the start; else a loss is a counted
+        skip, its accounting still judged). (Mutation: pp_collect_lost's
         lookup result inverted, so it counts 0 -> red: 0 lost.)"""
         prog = self.write("threads.py", textwrap.dedent("""\
             import resource, threading, time, zlib
@@ -178,6 +180,7 @@ class SampleStacks(RecordTest):
         py = interpreters()[-1]
         for ring, lossy in (("262144", True), (None, False)):
             with self.subTest(ring=ring or "default"):
+                load = os.getloadavg()[0]
                 out = self.out("ring-%s.txt" % ring)
                 p = self.record(["--mode", "sample", "-r", "1999", "-f", "collapsed", "-o", out],
                                 [py.path, prog], env={"PERFPY_SAMPLE_RING_BYTES": ring})
@@ -189,10 +192,19 @@ class SampleStacks(RecordTest):
                 note("%s: ring %s: %d samples folded, %d lost, %.0f expected from the "
                      "program's %.2f s of CPU" % (py.label, ring or "default", samples, lost,
                                                   expected, cpu))
+                self.assertGreater(samples + lost, expected * 0.75)
+                self.assertLess(samples + lost, expected * 1.25)
                 if lossy:
                     self.assertGreater(lost, 0, p.stderr[-2000:])
                     self.assertIn("samples lost (the ring buffer was full)", p.stderr)
+                elif lost and load >= len(os.sched_getaffinity(0)):
+                    # three busy threads on this machine's two CPUs leave
+                    # perfpy-sample its share only when nothing else runs:
+                    # a CI run's other test module beside it starved it
+                    # (sid 3.15: 240 of 3043 lost, counted, at 1999 Hz)
+                    self.skipTest("the default ring lost %d of %d samples with the machine "
+                                  "loaded (load %.1f at the start): counted, as they "
+                                  "must be; none lost is judged on a machine that leaves "
+                                  "perfpy its CPU" % (lost, samples + lost, load))
                 else:
                     self.assertEqual(lost, 0, p.stderr[-2000:])
-                self.assertGreater(samples + lost, expected * 0.75)
-                self.assertLess(samples + lost, expected * 1.25)
