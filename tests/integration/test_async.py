@@ -197,7 +197,8 @@ class AsyncServer(RecordTest):
         times 1/sqrt(its samples) when more: the idle loop hashes ~40 times
         in 3 s); >= 95%
         of the time in helper carries the chain serve -> handler -> helper,
-        the hash's own samples its native frames. The summary says the
+        the hash's own samples its native frames (>= 80% in the idle loop,
+        whose few samples weigh several periods each). The summary says the
         tasks' time apart from the threads', which stay the recording's.
         (Mutations: each waiting task chosen weighed its record's time
         alone, not scaled by those waiting / those chosen -> red: 3.4
@@ -271,7 +272,13 @@ class AsyncServer(RecordTest):
         self.assertLess(abs(theirs[1] - mine[1]), max(0.25, 3 / max(hashing, 1) ** 0.5) * mine[1])
         self.assertGreaterEqual(chain * 100, helper * 95)
         self.assertGreater(own, 15)
-        self.assertGreaterEqual(native * 100, own * 95)
+        # A sample in the line's own bytecode has no C below it: about 1 in
+        # 900 periods of the busy loop's (918 of 919, 927 of 928 in two
+        # runs). The idle loop runs briefly every few ms, so each of its
+        # samples weighs its CPU time since the last one, often several
+        # periods: one such sample among its ~30 periods failed 95% (28 of
+        # 30, a CI run on sid 3.15).
+        self.assertGreaterEqual(native * 100, own * (95 if load_name == "busy" else 80))
         # the summary: the tasks' time said apart, the split the thread's
         m = re.search(r"asyncio tasks waiting \(--async\): ([\d.]+) s of their own "
                       r"time, beside the threads' ([\d.]+) s", err)
