@@ -16,7 +16,9 @@ difference in points; then per configuration the mean, standard deviation,
 range and how many runs were 2 points or more off. Without a configuration:
 this clone's build/perfpy. The program repeats itself every few hundred
 microseconds (a call-heavy part, then a loop), which a sampler of a fixed
-period can lean against.
+period can fall in step with; a configuration with SPLIT_JITTER=1 runs it
+with "jitter" instead (each round's loop drawn at random: split_calls.py),
+which nothing can fall in step with.
 """
 import argparse
 import os
@@ -41,8 +43,9 @@ def config(text):
 
 def one_run(perfpy, env, py, a, out):
     e = dict(os.environ, **env)
+    jitter = ["jitter"] if e.pop("SPLIT_JITTER", "") == "1" else []
     p = subprocess.run([perfpy, "record", "--mode", "sample", "-r", str(a.rate), "-f",
-                        "collapsed", "-o", out, "--", py, PROG, str(a.seconds)], env=e,
+                        "collapsed", "-o", out, "--", py, PROG, str(a.seconds)] + jitter, env=e,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     m = re.search(r"SPLIT ([\d.]+) ([\d.]+) ([\d.]+)", p.stdout)
     if p.returncode != 0 or not m:

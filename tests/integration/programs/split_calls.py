@@ -7,8 +7,13 @@ clock, for SECONDS of that clock, and prints
 A profiler that slows calls (a trampoline per call) overstates the first
 part; one that installs nothing in the program should not (issue 15).
 
-Usage: python split_calls.py SECONDS
+Usage: python split_calls.py SECONDS [jitter]
+
+Each round takes the same few hundred microseconds, so a sampler of a
+fixed period can fall in step with it; with "jitter" each round's loop is
+10,000 to 30,000 steps, drawn at random (bench/split_dist.py compares).
 """
+import random
 import sys
 import time
 
@@ -30,6 +35,7 @@ def loop_part(n):
 
 if __name__ == "__main__":
     seconds = float(sys.argv[1])
+    jitter = sys.argv[2:] == ["jitter"]
     clock = time.thread_time
     wall = time.monotonic()
     ta = tb = 0.0
@@ -37,7 +43,7 @@ if __name__ == "__main__":
         t0 = clock()
         recursive_part()
         t1 = clock()
-        loop_part(20000)
+        loop_part(random.randint(10000, 30000) if jitter else 20000)
         t2 = clock()
         ta += t1 - t0
         tb += t2 - t1
