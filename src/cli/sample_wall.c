@@ -198,7 +198,13 @@ static int read_names(proc *p)
     return 0;
 }
 
-static const char *name_of(const proc *p, uint64_t ident);
+static const char *name_of(const proc *p, uint64_t ident)
+{
+    for (size_t i = 0; i < p->nnames; i++)
+        if (p->names[i].ident == ident)
+            return p->names[i].name;
+    return NULL;
+}
 
 /* The threads of p already named, named again as threading names them now
  * (a pool renames its workers once they run: the name a thread had at its
@@ -247,14 +253,6 @@ static named_thread *named_of(state *st, pid_t pid, pid_t tid)
     t = &st->named[st->nnamed++];
     *t = (named_thread){pid, tid, 0, -1, 0};
     return t;
-}
-
-static const char *name_of(const proc *p, uint64_t ident)
-{
-    for (size_t i = 0; i < p->nnames; i++)
-        if (p->names[i].ident == ident)
-            return p->names[i].name;
-    return NULL;
 }
 
 /* A thread's ident may be another's once it ends (its stack reused): the
