@@ -6,7 +6,7 @@ the same run.
 
     bench/wall.py [--reps N] [--rate HZ] [--server-seconds S] [--build DIR]
                   [--configs A,B] [--skip cost,accuracy,server] [--pin CPU]
-                  [--baseline DIR] [--write-docs] PYTHON...
+                  [--baseline DIR] [--floor] [--write-docs] PYTHON...
 
 1. Cost: the program's own CPU time (time.process_time() around it) under a
    two-thread ping-pong (15,000 round trips through queue.Queue:
@@ -19,7 +19,10 @@ the same run.
    where the scheduler puts them (unpinned, the ping-pong's own CPU time
    moves by 20% or more from run to run on this machine). --baseline DIR
    adds another build's perfpy --idle to these runs (a change against the
-   build before it, interleaved).
+   build before it, interleaved). --floor adds what perfpy --idle stands on:
+   one cpu-clock event per CPU (perf record -a), and perfpy --idle without
+   its programs at every switch and system call's end, and with them doing
+   nothing (PERFPY_BENCH_WALL=none / empty: wrong profiles, costs only).
 2. Accuracy: tests/integration/programs/wall_parts.py (CPU work, sleep, a
    pipe read, a lock wait, each 30-60 ms, a dozen rounds) measures its own
    split; each tool's profile's split of the same four parts, and the
@@ -67,6 +70,16 @@ PER_THREAD_EVENT = "perf stat -e cpu-clock (a per-thread event alone)"
 # not (in a virtual machine each re-arm can be an exit to the hypervisor)
 PER_THREAD_SAMPLING = "perf record -e cpu-clock (a per-thread sampling event alone)"
 REFERENCES = (PER_THREAD_EVENT, PER_THREAD_SAMPLING)
+# --floor: what the machinery under perfpy's scheduler programs costs by
+# itself: one cpu-clock sampling event per CPU (perf record -a, no BPF: the
+# kind wall-clock mode's on-CPU samples come from), perfpy --idle without
+# its programs at every switch and system call's end, and with them
+# attached but returning at once (PERFPY_BENCH_WALL, read by
+# src/sample/collect.c for this alone: those two profiles are wrong)
+PER_CPU_SAMPLING = "perf record -a -e cpu-clock (a sampling event per CPU alone)"
+WALL_NONE = "perfpy --idle without its switch and sys_exit programs"
+WALL_EMPTY = "perfpy --idle, those two programs attached, doing nothing"
+FLOOR = (PER_CPU_SAMPLING, WALL_NONE, WALL_EMPTY)
 # --baseline DIR: another build's perfpy --idle in the same runs (a change's
 # cost measured against the build before it, interleaved, not a day apart)
 BASELINE = "perfpy --idle, the --baseline build"
@@ -95,6 +108,16 @@ def commands_unpinned(tool, py, ver, a, spy, out, perfpy):
         perf = shutil.which("perf")
         return [perf, "record", "-q", "-e", "cpu-clock", "-c", str(1000000000 // a.rate),
                 "-o", out + ".data", "--", py] if perf else None
+    if tool in FLOOR and not a.floor:
+        return None
+    if tool == PER_CPU_SAMPLING:
+        perf = shutil.which("perf")
+        return [perf, "record", "-q", "-a", "-e", "cpu-clock", "-c", str(1000000000 // a.rate),
+                "-o", out + ".data", "--", py] if perf else None
+    if tool in (WALL_NONE, WALL_EMPTY):
+        return ["env", "PERFPY_BENCH_WALL=" + ("none" if tool == WALL_NONE else "empty"),
+                perfpy, "record", "--idle", "-r", str(a.rate), "-f", "collapsed",
+                "-o", out + ".txt", "--", py]
     if tool == BASELINE and not a.baseline:
         return None
     if tool in ("perfpy --idle", BASELINE):
@@ -144,9 +167,9 @@ def cost(py, ver, a, spy, tmp):
     with open(runner, "w") as f:
         f.write(RUNNER)
     workload = os.path.join(HERE, "workloads", "pingpong.py")
-    names = [t for t in ("plain",) + TOOLS + (BASELINE,) + REFERENCES
+    names = [t for t in ("plain",) + TOOLS + (BASELINE,) + REFERENCES + FLOOR
              if commands(t, py, ver, a, spy, os.path.join(tmp, "o")) and
-             (not a.configs or t in ("plain", BASELINE) + REFERENCES or t in a.configs)]
+             (not a.configs or t in ("plain", BASELINE) + REFERENCES + FLOOR or t in a.configs)]
     runs = {n: [] for n in names}
     own = []                      # perfpy's CPU per switch, per run
     load = [os.getloadavg()[0]]
@@ -164,6 +187,15 @@ def cost(py, ver, a, spy, tmp):
     return names, runs, own, load
 
 
+FLOOR_TEXT = (" Then (--floor) what perfpy's wall-clock mode stands on, without the work of "
+              "its programs: one cpu-clock event per CPU sampling at the rate (perf "
+              "record -a: no BPF), the kind its on-CPU samples come from; perfpy --idle "
+              "without its programs at every switch (sched_switch) and every system call's "
+              "end (sys_exit): its on-CPU samples and the rest (PERFPY_BENCH_WALL=none); and "
+              "with them attached but returning at once (PERFPY_BENCH_WALL=empty). The "
+              "profiles of those two are wrong by design.")
+
+
 def cost_table(results, a):
     lines = ["The program's own CPU time under the ping-pong (bench/workloads/pingpong.py: "
              "15,000 round trips through queue.Queue), median of %d interleaved runs; ratio: "
@@ -174,7 +206,8 @@ def cost_table(results, a):
              "per thread that perf only counts (no sample, no BPF), and the same event "
              "sampling at the rate (perf record: no BPF), the kind of event perfpy's "
              "on-CPU samples come from; a sampling event re-arms its timer at each "
-             "switch of its thread.%s" % (a.reps, " The program was pinned to CPU %d "
+             "switch of its thread.%s%s" % (a.reps, FLOOR_TEXT if a.floor else "",
+                                            " The program was pinned to CPU %d "
                                           "(taskset; the tools were not): both its threads "
                                           "on one CPU, every hand-over a switch, and no "
                                           "noise from where the scheduler puts them."
@@ -330,6 +363,8 @@ def main():
                     help="the cost's program (not the tools) on this CPU")
     ap.add_argument("--baseline", help="another build directory: its perfpy --idle beside "
                     "this one's in the cost's runs")
+    ap.add_argument("--floor", action="store_true",
+                    help="the cost's runs also measure what perfpy --idle stands on")
     ap.add_argument("--write-docs", action="store_true")
     ap.add_argument("pythons", nargs="+")
     a = ap.parse_args()
@@ -337,12 +372,13 @@ def main():
     spy = py_spy(a.build)
     tmp = tempfile.mkdtemp(prefix="perfpy-bench-wall-")
     generated = "_Generated by `bench/wall.py --reps %d --rate %d --server-seconds %d%s%s%s%s " \
-                "--write-docs %s` on %s (world %s)._" % (
+                "%s--write-docs %s` on %s (world %s)._" % (
                     a.reps, a.rate, a.server_seconds, " --skip " + a.skip if a.skip else "",
                     " --configs " + shlex.quote(",".join(a.configs)) if a.configs else "",
                     " --pin %d" % a.pin if a.pin is not None else "",
                     " --baseline " + shlex.quote(a.baseline) if a.baseline else "",
-                    " ".join(a.pythons), time.strftime("%Y-%m-%d %H:%M"), world())
+                    "--floor " if a.floor else "", " ".join(a.pythons),
+                    time.strftime("%Y-%m-%d %H:%M"), world())
     sections = []                  # (name, text): each its own block of the docs
     try:
         vers = {py: version(py) for py in a.pythons}

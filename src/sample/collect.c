@@ -313,6 +313,11 @@ static int open_and_load(pp_collector *c)
     struct pp_sample_bpf *k;
     struct bpf_program *wall_progs[4];
     struct kernel_offers offers = kernel_offers();
+    /* benchmarks only (bench/wall.py --floor): wall-clock mode's programs
+     * at every switch and system call's end doing nothing ("empty"), or
+     * not there ("none"); the profile is then wrong */
+    const char *bench = getenv("PERFPY_BENCH_WALL");
+    int bench_none = bench && strcmp(bench, "none") == 0;
 
     if (!(c->skel = k = pp_sample_bpf__open()))
         return -errno ? -errno : -EPERM;
@@ -325,12 +330,14 @@ static int open_and_load(pp_collector *c)
     k->rodata->task_work_kfunc = (__u32)offers.task_work;
     k->rodata->sched_info_ok = (__u32)offers.sched_info;
     k->rodata->period_ns = 1000000000ull / (uint64_t)(c->freq > 0 ? c->freq : 1);
+    k->rodata->bench_empty = bench && strcmp(bench, "empty") == 0;
     wall_progs[0] = k->progs.pp_on_switch;
     wall_progs[1] = k->progs.pp_on_wakeup;
     wall_progs[2] = k->progs.pp_on_sys_exit;
     wall_progs[3] = k->progs.pp_iter_threads;
     for (int i = 0; i < 4; i++)
-        bpf_program__set_autoload(wall_progs[i], (c->wall != 0 && (i != 1 || !offers.sched_info)) ||
+        bpf_program__set_autoload(wall_progs[i], (c->wall != 0 && (i != 1 || !offers.sched_info) &&
+                                                  !(bench_none && (i == 0 || i == 2))) ||
                                                  (i == 3 && c->snapshot));
     bpf_program__set_autoattach(k->progs.pp_iter_threads, false);   /* run on demand */
     return pp_sample_bpf__load(k) != 0 ? (-errno ? -errno : -EPERM) : 0;
