@@ -13,6 +13,7 @@ time, and no BPF privilege, are refused before the program runs.
 import json
 import os
 import re
+import signal
 import subprocess
 import textwrap
 import time
@@ -45,6 +46,15 @@ def unbacked_kib(pid):
             elif fields[0] == "Anonymous:" and unbacked:
                 kib += int(fields[1])
     return kib
+
+
+def sleepy_server(py):
+    """sleepy_server.py started (not by perfpy), once both its threads
+    wait: (its Popen, its pid)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PERFPY", "PYTHON"))}
+    server = subprocess.Popen([py.path, os.path.join(PROGRAMS, "sleepy_server.py"), "60"],
+                              stdout=subprocess.PIPE, universal_newlines=True, env=env)
+    return server, int(server.stdout.readline().split()[0])
 
 
 def in_function(stack, name):
@@ -185,13 +195,8 @@ class WallClock(RecordTest):
         thread about 3 s of it."""
         for py in interpreters():
             with self.subTest(py=py.label):
-                env = {k: v for k, v in os.environ.items()
-                       if not k.startswith(("PERFPY", "PYTHON"))}
-                server = subprocess.Popen([py.path, os.path.join(PROGRAMS, "sleepy_server.py"),
-                                           "60"], stdout=subprocess.PIPE,
-                                          universal_newlines=True, env=env)
+                server, pid = sleepy_server(py)
                 try:
-                    pid = int(server.stdout.readline().split()[0])
                     out = self.out("server-%s.txt" % py.label)
                     p = run([PERFPY, "record", "--idle", "-p", str(pid), "-d", "3", "-f",
                              "collapsed", "-o", out])
@@ -212,6 +217,52 @@ class WallClock(RecordTest):
                 for n in (accept, sleep):
                     self.assertTrue(0.8 * 3 * RATE <= n <= 1.2 * 3 * RATE, stacks)
 
+
+    @needs_perf
+    def test_a_late_last_poll_still_ends_the_waits_with_the_duration(self):
+        """-p PID -d 2 on the sleeping server, perfpy-sample stopped
+        (SIGSTOP) from 1 s into the recording until 2 s after, so that it
+        sees the duration's end 1 s late (as a poll of a loaded machine
+        can): the waits still open then end with the duration, not when
+        it looks. Each thread waits from before the attach to after the
+        end: 2 s of samples each (within 10%), not 3. (Mutation: the end
+        not clamped, pp_collect_end_at not called -> red: 1209 and 1208
+        samples for 798 on 3.13.)"""
+        py = interpreters()[-1]         # the same code on every interpreter
+        server, pid = sleepy_server(py)
+        out = self.out("late-%s.txt" % py.label)
+        p = subprocess.Popen([PERFPY, "record", "--idle", "-r", str(RATE), "-p", str(pid),
+                              "-d", "2", "-f", "collapsed", "-o", out],
+                             stderr=subprocess.PIPE, universal_newlines=True)
+        err = []
+        try:
+            for line in p.stderr:       # perfpy-sample is perfpy's process (exec)
+                err.append(line)
+                if line.startswith("perfpy: recording the process "):
+                    break
+            time.sleep(1)
+            os.kill(p.pid, signal.SIGSTOP)
+            time.sleep(2)
+            os.kill(p.pid, signal.SIGCONT)
+            err.append(p.stderr.read())
+            p.wait(timeout=60)
+            self.assertIsNone(server.poll(), "the server ended while attached")
+        finally:
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGCONT)
+                p.kill()
+                p.wait(timeout=60)
+            server.kill()
+            server.wait(timeout=60)
+        err = "".join(err)
+        self.assertEqual(p.returncode, 0, err[-2000:])
+        stacks = collapsed_counts(out)
+        accept = sum(n for s, n in stacks.items() if in_function(s, "serve"))
+        sleep = sum(n for s, n in stacks.items() if in_function(s, "nap"))
+        note("%s: -d 2, perfpy-sample stopped from 1 s to 3 s: accept %d, sleep %d samples "
+             "(2 s: %d)" % (py.label, accept, sleep, 2 * RATE))
+        for n in (accept, sleep):
+            self.assertTrue(0.9 * 2 * RATE <= n <= 1.1 * 2 * RATE, stacks)
 
     @needs_perf
     def test_every_format_carries_wall_time(self):
