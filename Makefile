@@ -63,7 +63,7 @@ HDRS := $(wildcard include/perfpy/*.h src/engine/*.h src/cli/*.h src/report/*.h 
 # on x86_64 where elfutils' header is found, so the rest builds without it.
 SAMPLE_SRCS := src/sample/maps.c src/sample/kallsyms.c src/sample/text.c src/sample/splice.c \
                src/sample/linetable.c src/sample/pytables.c src/sample/pytables_find.c \
-               src/sample/procs.c src/sample/wall.c
+               src/sample/procs.c src/sample/wall.c src/sample/tnames.c
 SAMPLE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(SAMPLE_SRCS))
 SAMPLE_LIB := $(BUILD)/libperfpy_sample.a
 PP_UNWIND := $(if $(filter x86_64,$(PP_ARCH)),$(shell echo '\#include <elfutils/libdwfl.h>' | \

@@ -17,6 +17,7 @@
 #include "sample/pyobj.h"
 #include "sample/pyread.h"
 #include "sample/splice.h"
+#include "sample/tnames.h"
 #include "sample/unwind.h"
 #include "sample/wall.h"
 
@@ -24,10 +25,7 @@
 #include <sys/types.h>
 
 /* threading's name of a thread of a process, by its ident (sample_wall.c). */
-typedef struct thread_name {
-    uint64_t ident;
-    char name[64];
-} thread_name;
+typedef pp_tname thread_name;
 
 /* One process being sampled: the program (or the process attached to) and
  * each child it forks. */
@@ -67,6 +65,8 @@ typedef struct proc {
     thread_name *names;            /* threading._active as last read, at names_ns */
     size_t nnames;
     uint64_t names_ns;             /* CLOCK_MONOTONIC, as the samples' times */
+    pp_tnames_gone gone;           /* names a read saw and the next did not (the
+                                      thread ended, or was renamed) */
     struct {                       /* --async: where its CPython keeps its tasks */
         int state;                 /* 0 looking (asyncio not imported yet), 1 read,
                                       -1 not readable (said why) */

@@ -193,6 +193,7 @@ static int read_names(proc *p)
         p->nnames = nold;
         return -1;
     }
+    pp_tnames_keep_gone(&p->gone, old, nold, p->names, p->nnames, p->names_ns);
     free(old);
     p->names_ns = monotonic_ns();
     return 0;
@@ -256,8 +257,13 @@ static named_thread *named_of(state *st, pid_t pid, pid_t tid)
 }
 
 /* A thread's ident may be another's once it ends (its stack reused): the
- * names are taken only from a read made after the stack's time, or read
- * again now, while the process lives. */
+ * names are taken from a read made after the stack's time, or read again
+ * now, while the process lives; else from a read made while the thread
+ * lived (after it started: no other live thread had its ident then) that
+ * saw it. A thread that waited and then ended is named so: its wait's
+ * stack comes as the wait ends, and on a loaded machine perfpy-sample can
+ * take it after a read that no longer had the thread (a CI run: "alpha"
+ * named by its comm). */
 void pp__sample_name_thread(state *st, proc *p, const struct pp_bpf_sample *s)
 {
     named_thread *t;
@@ -271,6 +277,10 @@ void pp__sample_name_thread(state *st, proc *p, const struct pp_bpf_sample *s)
         name = name_of(p, s->ident);
     if (!name && read_names(p) == 0)
         name = name_of(p, s->ident);
+    if (!name && s->born_ns && p->names_ns >= s->born_ns)
+        name = name_of(p, s->ident);    /* the last read, the process gone since */
+    if (!name && s->born_ns)
+        name = pp_tnames_gone_name(&p->gone, s->ident, s->born_ns, s->time_ns);
     if (!name)
         return;
     t->done = 1;
@@ -287,4 +297,5 @@ void pp__sample_proc_free(proc *p)
     free(p->names);
     p->names = NULL;
     p->nnames = 0;
+    pp_tnames_gone_free(&p->gone);
 }

@@ -218,6 +218,7 @@ struct pp_bpf_sample {
     __u64 ident;                    /* the thread's pthread_self() (its fsbase):
                                        threading's key for it */
     __u64 gil;                      /* the GIL state's address (0: unknown) */
+    __u64 born_ns;                  /* when the thread started (CLOCK_MONOTONIC) */
     __u32 nkernel, stack_len;       /* bytes of stack[] read */
     __u32 stack_skip, pad;          /* sp's offset in stack[] */
     char comm[16];

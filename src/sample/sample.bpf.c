@@ -328,6 +328,7 @@ static __always_inline void capture(struct pp_bpf_sample *s, const struct pp_bpf
     s->gil = 0;
     s->syscall = BPF_CORE_READ(ur, orig_ax);
     s->ident = BPF_CORE_READ(task, thread.fsbase);
+    s->born_ns = BPF_CORE_READ(task, start_time);
     BPF_CORE_READ_STR_INTO(&s->comm, task, comm);
     s->regs[0] = BPF_CORE_READ(ur, ax);
     s->regs[1] = BPF_CORE_READ(ur, dx);

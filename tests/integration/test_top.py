@@ -367,18 +367,27 @@ class Plain(TopTest):
         prog = os.path.join(ROOT, "tests", "integration", "programs", "wall_parts.py")
         shares = {}
         for idle in (True, False):
+            # at 499 Hz: at top's 99, the CPU-time twin's intervals held 5-13
+            # samples each (wall_parts mostly waits), so that one sample in
+            # doze's own brief CPU was 2-3% of the three
             _, _, text = self.watch((["--idle"] if idle else []) +
-                                    ["--rows", "0", "--", interpreters()[-1].path, prog,
-                                     "100000"], 4)
+                                    ["-r", "499", "--rows", "0", "--", interpreters()[-1].path,
+                                     prog, "100000"], 4)
             got = tables(text)
             self.assertGreaterEqual(len(got), 4, text)
             self.assertEqual("wall clock" in text.split("\n")[0], idle, text.split("\n")[0])
-            own = {}
+            # each function's own share of the three intervals together,
+            # from the own counts: the mean of the three shares counted an
+            # interval without samples as 0% of everything (a CI run at 99
+            # Hz: 66.7 for all)
+            own, total = {}, 0
             for _, rows in got[1:4]:
                 for r in rows:
                     name = r.group(5).split(" (")[0]
-                    own[name] = own.get(name, 0.0) + float(r.group(1)) / 3
-            shares[idle] = own
+                    own[name] = own.get(name, 0) + int(r.group(3))
+                    total += int(r.group(3))
+            self.assertGreater(total, 0, text)
+            shares[idle] = {name: 100.0 * n / total for name, n in own.items()}
             # every row (--rows 0): a reason owns no sample of its own, so in
             # the first 20 rows, ranked by own share, functions that own a
             # little may leave no reason at all
@@ -390,8 +399,12 @@ class Plain(TopTest):
              (shares[True].get("doze", 0), shares[True].get("drain", 0),
               shares[True].get("queue_wait", 0), shares[True].get("crunch", 0),
               shares[False].get("doze", 0), shares[False].get("crunch", 0)))
+        # each wait about 30-40 ms of a 160 ms round of the main thread (of
+        # two threads: 10-12%); on a loaded machine the main thread's wake-up
+        # from held.wait() comes late and the lock's wait left is shorter
+        # (queue_wait 3.8% at a load of 6)
         for f in ("doze", "drain", "queue_wait"):
-            self.assertGreater(shares[True].get(f, 0), 5.0, (f, shares[True]))
+            self.assertGreater(shares[True].get(f, 0), 2.0, (f, shares[True]))
         self.assertLess(shares[False].get("doze", 0), 2.0, shares[False])
         # the CPU part: crunch and the generator it sums (crunch's own share
         # alone is about 30%: the final CI had 29.3, a bound of 30 on it)
