@@ -8,6 +8,7 @@ Each recording runs with TMPDIR set to the test's own directory, so the
 recording directory perfpy makes is checked to be gone afterwards; the
 /tmp files the engine writes are checked by the pids the programs print.
 """
+import errno
 import glob
 import tempfile
 import os
@@ -1031,9 +1032,40 @@ class MaxStackShared(RecordTest):
                 if not os.path.exists("/proc/%d" % restorer):
                     break
                 time.sleep(0.1)
-            self.assertFalse(os.path.exists("/proc/%d" % restorer), "restorer still there")
-            note("put back by pid %d after the other perf session ended" % restorer)
+            if os.path.exists("/proc/%d" % restorer) and kernel_busy():
+                # the kernel refuses the put-back while any callchain event
+                # is open on the machine: a BPF program calling
+                # bpf_get_stack holds one too (another test module's sample
+                # mode beside this one in CI), and the restorer waits for it
+                note("the restorer (pid %d) still waits: the kernel still refuses the "
+                     "value (EBUSY: other callchain users on the machine)" % restorer)
+            else:
+                self.assertFalse(os.path.exists("/proc/%d" % restorer), "restorer still there")
+                note("put back by pid %d after the other perf session ended" % restorer)
         self.assertEqual(support.max_stack_baseline(), base)
+
+
+def kernel_busy():
+    """Whether the kernel refuses a write of kernel.perf_event_max_stack
+    now (EBUSY while any callchain event is open on the machine): its own
+    value written back under perfpy's registry lock (src/report/max_stack.c
+    writes it under that lock too), so nothing changes either way. False
+    when no registry is there (no put-back waits)."""
+    import fcntl
+    try:
+        fd = os.open(support.MAX_STACK_STATE, os.O_RDWR | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        cur = support.read_int_file(support.MAX_STACK)
+        with open(support.MAX_STACK, "w") as f:
+            f.write("%d\n" % cur)
+    except OSError as e:
+        return e.errno == errno.EBUSY
+    finally:
+        os.close(fd)
+    return False
 
 
 class DeepStacks(RecordTest):
