@@ -926,7 +926,14 @@ class SampleMode(RecordTest):
         """A call-heavy and a loop-heavy part (split_calls.py): the profile's
         split within 2 points of the program's own measurement (4 when it
         had less than 90% of a CPU or samples were lost), on 3.10, 3.12 and
-        3.15 where present; jit mode's figure noted beside it."""
+        3.15 where present; jit mode's figure noted beside it. Each round's
+        loop drawn at random ("jitter"): rounds of one fixed length fall in
+        step with a sampler's fixed period, which leans the profile by up
+        to 3 points, most when nothing else runs (sid 3.15 at rest: -0.57
+        points on average, -3.09..+0.98, 1 run in 10 over 2; interleaved,
+        fixed -1.37, sd 0.50, jitter -0.30, sd 0.43: docs/PERFORMANCE.md,
+        bench/split_dist.py). That lean is sample mode's documented limit
+        for a program of strictly periodic rounds, not what this judges."""
         if os.geteuid() != 0:
             self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
         prog = os.path.join(support.ROOT, "tests", "integration", "programs", "split_calls.py")
@@ -939,7 +946,7 @@ class SampleMode(RecordTest):
                 for mode in ("sample", "jit"):
                     out = self.out("split-%s-%s.txt" % (mode, py.label))
                     p = self.record(["--mode", mode, "-r", "999", "-f", "collapsed", "-o", out],
-                                    [py.path, prog, "6"])
+                                    [py.path, prog, "6", "jitter"])
                     self.assertEqual(p.returncode, 0, p.stderr[-2000:])
                     a, b, wall = (float(x) for x in re.search(
                         r"SPLIT ([\d.]+) ([\d.]+) ([\d.]+)", p.stdout).groups())
