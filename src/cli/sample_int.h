@@ -24,9 +24,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* threading's name of a thread of a process, by its ident (sample_wall.c). */
-typedef pp_tname thread_name;
-
 /* One process being sampled: the program (or the process attached to) and
  * each child it forks. */
 typedef struct proc {
@@ -62,7 +59,7 @@ typedef struct proc {
                                       (threading's names of its threads): 1 found,
                                       -1 not found, 0 not looked for yet */
     pp_pyobj_types obj_types;
-    thread_name *names;            /* threading._active as last read, at names_ns */
+    pp_tname *names;            /* threading._active as last read, at names_ns */
     size_t nnames;
     uint64_t names_ns;             /* CLOCK_MONOTONIC, as the samples' times */
     pp_tnames_gone gone;           /* names a read saw and the next did not (the

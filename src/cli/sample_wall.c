@@ -125,7 +125,7 @@ static int one_thread(uint64_t key, uint64_t thread, void *ctx)
 
     if (p->nnames == rd->cap) {
         size_t cap = rd->cap ? rd->cap * 2 : 16;
-        thread_name *more = cap <= NAMES_MAX ? realloc(p->names, cap * sizeof(*more)) : NULL;
+        pp_tname *more = cap <= NAMES_MAX ? realloc(p->names, cap * sizeof(*more)) : NULL;
 
         if (!more)
             return 1;
@@ -171,8 +171,11 @@ static int read_names(proc *p)
     pp_pyobj r = {p->pid, o, p->obj_types};
     uint64_t interp, modules, threading, dict, active;
     reading rd = {&r, p, 0};
-    thread_name *old = p->names;
+    pp_tname *old = p->names;
     size_t nold = p->nnames;
+    /* its time: as it began, so that a thread it saw lived then or after
+     * (a read stamped as it ended could cross a thread's start) */
+    uint64_t at = monotonic_ns();
 
     if (!p->runtime || !obj_types(p) || o->interp_modules < 0 || o->module_dict < 0)
         return -1;
@@ -193,9 +196,10 @@ static int read_names(proc *p)
         p->nnames = nold;
         return -1;
     }
-    pp_tnames_keep_gone(&p->gone, old, nold, p->names, p->nnames, p->names_ns);
+    /* no memory: the names lost are not kept, as before there were any */
+    (void)pp_tnames_keep_gone(&p->gone, old, nold, p->names, p->nnames, p->names_ns);
     free(old);
-    p->names_ns = monotonic_ns();
+    p->names_ns = at;
     return 0;
 }
 

@@ -331,6 +331,10 @@ static int open_and_load(pp_collector *c)
     k->rodata->sched_info_ok = (__u32)offers.sched_info;
     k->rodata->period_ns = 1000000000ull / (uint64_t)(c->freq > 0 ? c->freq : 1);
     k->rodata->bench_empty = bench && strcmp(bench, "empty") == 0;
+    if (c->wall && (k->rodata->bench_empty || bench_none))
+        fprintf(stderr, "perfpy: PERFPY_BENCH_WALL=%s: the programs at every switch and "
+                "system call's end %s (a benchmark's setting: this profile's time off the "
+                "CPU is wrong)\n", bench, bench_none ? "left out" : "doing nothing");
     wall_progs[0] = k->progs.pp_on_switch;
     wall_progs[1] = k->progs.pp_on_wakeup;
     wall_progs[2] = k->progs.pp_on_sys_exit;

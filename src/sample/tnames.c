@@ -49,7 +49,11 @@ const char *pp_tnames_gone_name(const pp_tnames_gone *g, uint64_t ident, uint64_
             before = t;
         }
     }
-    return after ? after->name : before ? before->name : NULL;
+    /* a read between its start and the stack saw this very thread (alive
+     * all along); one after the stack may have seen the next owner of
+     * the ident, if the thread ended in between: the nearest is the best
+     * guess then */
+    return before ? before->name : after ? after->name : NULL;
 }
 
 void pp_tnames_gone_free(pp_tnames_gone *g)

@@ -206,18 +206,18 @@ MAX_STACK = "/proc/sys/kernel/perf_event_max_stack"
 MAX_STACK_STATE = "/dev/shm/perfpy-max-stack"   # src/report/max_stack.h
 
 
-def max_stack_baseline():
-    """The machine's own kernel.perf_event_max_stack: while recordings hold
-    it raised (or a put-back waits for another perf session), the value
-    perfpy's registry remembers; else the value in force. Read under the
-    registry's lock, as perfpy does (src/report/max_stack.c), so that a
-    recording raising it meanwhile is seen either way, never half."""
+def with_max_stack_lock(fn, create=True):
+    """fn(fd) under perfpy's registry lock (src/report/max_stack.c takes it
+    the same way: the file locked is still the one at the path, else try
+    again), its result; None when the registry cannot be had (create False:
+    it is not there)."""
     import fcntl
     for _ in range(10):
         try:
-            fd = os.open(MAX_STACK_STATE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            fd = os.open(MAX_STACK_STATE, os.O_RDWR | os.O_NOFOLLOW |
+                         (os.O_CREAT if create else 0), 0o600)
         except OSError:
-            return read_int_file(MAX_STACK)
+            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             a = os.fstat(fd)
@@ -227,15 +227,27 @@ def max_stack_baseline():
                 continue
             if (a.st_ino, a.st_dev) != (b.st_ino, b.st_dev):
                 continue
-            text = os.pread(fd, 8192, 0).decode()
-            m = re.search(r"^before (\d+)$", text, re.M)
-            if m and re.search(r"^set \d+$", text, re.M):
-                return int(m.group(1))
-            os.unlink(MAX_STACK_STATE)
-            return read_int_file(MAX_STACK)
+            return fn(fd)
         finally:
             os.close(fd)
-    return read_int_file(MAX_STACK)
+    return None
+
+
+def max_stack_baseline():
+    """The machine's own kernel.perf_event_max_stack: while recordings hold
+    it raised (or a put-back waits for another perf session), the value
+    perfpy's registry remembers; else the value in force. Read under the
+    registry's lock, as perfpy does (src/report/max_stack.c), so that a
+    recording raising it meanwhile is seen either way, never half."""
+    def baseline(fd):
+        text = os.pread(fd, 8192, 0).decode()
+        m = re.search(r"^before (\d+)$", text, re.M)
+        if m and re.search(r"^set \d+$", text, re.M):
+            return int(m.group(1))
+        os.unlink(MAX_STACK_STATE)
+        return read_int_file(MAX_STACK)
+    got = with_max_stack_lock(baseline)
+    return got if got is not None else read_int_file(MAX_STACK)
 
 
 def read_int_file(path):

@@ -1039,6 +1039,11 @@ class MaxStackShared(RecordTest):
                 if not os.path.exists("/proc/%d" % restorer):
                     break
                 time.sleep(0.1)
+            if os.path.exists("/proc/%d" % restorer) and not kernel_busy():
+                for _ in range(20):             # its next poll (every 250 ms)
+                    if not os.path.exists("/proc/%d" % restorer):
+                        break
+                    time.sleep(0.1)
             if os.path.exists("/proc/%d" % restorer) and kernel_busy():
                 # the kernel refuses the put-back while any callchain event
                 # is open on the machine: a BPF program calling
@@ -1054,25 +1059,21 @@ class MaxStackShared(RecordTest):
 
 def kernel_busy():
     """Whether the kernel refuses a write of kernel.perf_event_max_stack
-    now (EBUSY while any callchain event is open on the machine): its own
-    value written back under perfpy's registry lock (src/report/max_stack.c
-    writes it under that lock too), so nothing changes either way. False
-    when no registry is there (no put-back waits)."""
-    import fcntl
-    try:
-        fd = os.open(support.MAX_STACK_STATE, os.O_RDWR | os.O_NOFOLLOW)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    now (EBUSY while any callchain event is open on the machine): the value
+    in force written back, under perfpy's registry lock (max_stack.c writes
+    it under that lock too), so nothing changes either way. False when no
+    registry is there (no put-back waits)."""
+    def probe(fd):
         cur = support.read_int_file(support.MAX_STACK)
-        with open(support.MAX_STACK, "w") as f:
-            f.write("%d\n" % cur)
-    except OSError as e:
-        return e.errno == errno.EBUSY
-    finally:
-        os.close(fd)
-    return False
+        if cur is None:
+            return False
+        try:
+            with open(support.MAX_STACK, "w") as f:
+                f.write("%d\n" % cur)
+        except OSError as e:
+            return e.errno == errno.EBUSY
+        return False
+    return bool(support.with_max_stack_lock(probe, create=False))
 
 
 class DeepStacks(RecordTest):

@@ -402,9 +402,9 @@ class Plain(TopTest):
         # each wait about 30-40 ms of a 160 ms round of the main thread (of
         # two threads: 10-12%); on a loaded machine the main thread's wake-up
         # from held.wait() comes late and the lock's wait left is shorter
-        # (queue_wait 3.8% at a load of 6)
-        for f in ("doze", "drain", "queue_wait"):
-            self.assertGreater(shares[True].get(f, 0), 2.0, (f, shares[True]))
+        # (queue_wait 3.8% at a load of 6): 2% for it, 5% for the others
+        for f, least in (("doze", 5.0), ("drain", 5.0), ("queue_wait", 2.0)):
+            self.assertGreater(shares[True].get(f, 0), least, (f, shares[True]))
         self.assertLess(shares[False].get("doze", 0), 2.0, shares[False])
         # the CPU part: crunch and the generator it sums (crunch's own share
         # alone is about 30%: the final CI had 29.3, a bound of 30 on it)

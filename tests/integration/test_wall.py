@@ -54,7 +54,12 @@ def sleepy_server(py):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PERFPY", "PYTHON"))}
     server = subprocess.Popen([py.path, os.path.join(PROGRAMS, "sleepy_server.py"), "60"],
                               stdout=subprocess.PIPE, universal_newlines=True, env=env)
-    return server, int(server.stdout.readline().split()[0])
+    try:
+        return server, int(server.stdout.readline().split()[0])
+    except (ValueError, IndexError):
+        server.kill()
+        server.wait(timeout=60)
+        raise
 
 
 def in_function(stack, name):
@@ -234,12 +239,14 @@ class WallClock(RecordTest):
         p = subprocess.Popen([PERFPY, "record", "--idle", "-r", str(RATE), "-p", str(pid),
                               "-d", "2", "-f", "collapsed", "-o", out],
                              stderr=subprocess.PIPE, universal_newlines=True)
-        err = []
+        err, begun = [], False
         try:
             for line in p.stderr:       # perfpy-sample is perfpy's process (exec)
                 err.append(line)
                 if line.startswith("perfpy: recording the process "):
+                    begun = True
                     break
+            self.assertTrue(begun, "".join(err)[-2000:])
             time.sleep(1)
             os.kill(p.pid, signal.SIGSTOP)
             time.sleep(2)

@@ -40,10 +40,11 @@ if __name__ == "__main__":
     wall = time.monotonic()
     ta = tb = 0.0
     while ta + tb < seconds:
+        n = random.randint(10000, 30000) if jitter else 20000   # outside both parts
         t0 = clock()
         recursive_part()
         t1 = clock()
-        loop_part(random.randint(10000, 30000) if jitter else 20000)
+        loop_part(n)
         t2 = clock()
         ta += t1 - t0
         tb += t2 - t1
