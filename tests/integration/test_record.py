@@ -217,12 +217,18 @@ class TimeSplit(RecordTest):
 
     @needs_perf
     def test_split_of_time_matches_the_programs_own_measurement(self):
+        # the default mode (sample mode here) on report_split.py with its
+        # rounds jittered: rounds of one fixed length fall in step with a
+        # fixed sampling period (a CI run on sid 3.15: profile 30.2% vs the
+        # program's 27.9%), sample mode's documented limit for strictly
+        # periodic programs (test_split_matches_the_programs_own_measurement)
         pys = interpreters()
         for py in {pys[0].path: pys[0], pys[-1].path: pys[-1]}.values():
             with self.subTest(py=py.label):
                 out = self.out("split-%s.txt" % py.label)
                 p = self.record(["-r", "999", "-f", "collapsed", "-o", out],
-                                [py.path, os.path.join(PROGRAMS, "report_split.py"), "5"])
+                                [py.path, os.path.join(PROGRAMS, "report_split.py"), "5",
+                                 "jitter"])
                 self.assertEqual(p.returncode, 0, p.stderr[-2000:])
                 a, b, wall = (float(x) for x in re.search(
                     r"SPLIT ([\d.]+) ([\d.]+) ([\d.]+)", p.stdout).groups())

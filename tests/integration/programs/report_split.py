@@ -9,8 +9,14 @@ and its wall time (from which a test sees how much of a CPU it had):
 
     SPLIT <seconds in work_a> <seconds in work_b> <wall seconds>
 
-Usage: python report_split.py SECONDS
+Usage: python report_split.py SECONDS [jitter]
+
+Each round takes the same few milliseconds, so a sampler of a fixed period
+can fall in step with it (docs/PERFORMANCE.md, split_calls.py); with
+"jitter" each round's two lengths are drawn at random (the split about the
+same on average).
 """
+import random
 import sys
 import time
 
@@ -29,7 +35,7 @@ def work_b(n):
     return s
 
 
-def main(seconds):
+def main(seconds, jitter=False):
     clock = time.thread_time
     wall = time.monotonic()
     spent_a = spent_b = 0.0
@@ -37,10 +43,12 @@ def main(seconds):
     # loop gets fewer samples (cpu-clock counts CPU time) than the test needs.
     end = clock() + seconds
     while clock() < end:
+        na, nb = (random.randint(20000, 40000), random.randint(50000, 90000)) if jitter \
+            else (30000, 70000)         # drawn outside both timed parts
         t0 = clock()
-        work_a(30000)
+        work_a(na)
         t1 = clock()
-        work_b(70000)
+        work_b(nb)
         t2 = clock()
         spent_a += t1 - t0
         spent_b += t2 - t1
@@ -48,4 +56,4 @@ def main(seconds):
 
 
 if __name__ == "__main__":
-    main(float(sys.argv[1]) if len(sys.argv) > 1 else 5.0)
+    main(float(sys.argv[1]) if len(sys.argv) > 1 else 5.0, sys.argv[2:] == ["jitter"])
