@@ -59,7 +59,7 @@ typedef struct proc {
                                       (threading's names of its threads): 1 found,
                                       -1 not found, 0 not looked for yet */
     pp_pyobj_types obj_types;
-    pp_tname *names;            /* threading._active as last read, at names_ns */
+    pp_tname *names;               /* threading._active as last read, at names_ns */
     size_t nnames;
     uint64_t names_ns;             /* CLOCK_MONOTONIC, as the samples' times */
     pp_tnames_gone gone;           /* names a read saw and the next did not (the
