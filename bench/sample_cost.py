@@ -41,6 +41,7 @@ sys.stderr.write("pid %d\n" % os.getpid())
 spec = importlib.util.spec_from_file_location("workload", sys.argv[1])
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
+time.sleep(float(sys.argv[3]) if len(sys.argv) > 3 else 0)     # bench/wall.py --settle
 t0 = time.process_time()
 mod.main(float(sys.argv[2]))
 sys.stderr.write("cpu %.6f\n" % (time.process_time() - t0))
@@ -149,18 +150,23 @@ def table(results, a, world):
     return "\n".join(lines)
 
 
-def cost_rows(names, runs):
+def cost_rows(names, runs, spread=False):
     """The table of each configuration's CPU (median) and its ratio to the
     plain run of the same rep (median); runs[name] is a list per rep, None
-    where the run failed."""
-    lines = ["| configuration | CPU (ms, median) | / plain |", "|---|---|---|"]
+    where the run failed. spread: a column with the ratios' middle half
+    (their 25th and 75th percentiles), what one rep's noise is."""
+    lines = ["| configuration | CPU (ms, median) | / plain |%s" % (
+                 " / plain, middle half of the runs |" if spread else ""),
+             "|---|---|---|%s" % ("---|" if spread else "")]
     plain = runs["plain"]
     for n in names:
         ok = [x for x in runs[n] if x is not None]
         ratios = [x / p for x, p in zip(runs[n], plain) if x is not None and p]
-        lines.append("| %s | %s | %s |" % (
+        quart = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else None
+        lines.append("| %s | %s | %s |%s" % (
             n, "%.0f" % (1000 * statistics.median(ok)) if ok else "–",
-            "%.3f" % statistics.median(ratios) if ratios else "–"))
+            "%.3f" % statistics.median(ratios) if ratios else "–",
+            (" %.3f-%.3f |" % (quart[0], quart[2]) if quart else " – |") if spread else ""))
     return lines
 
 

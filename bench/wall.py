@@ -6,7 +6,7 @@ the same run.
 
     bench/wall.py [--reps N] [--rate HZ] [--server-seconds S] [--build DIR]
                   [--configs A,B] [--skip cost,accuracy,server] [--pin CPU]
-                  [--baseline DIR] [--floor] [--write-docs] PYTHON...
+                  [--baseline DIR] [--floor] [--settle S] [--write-docs] PYTHON...
 
 1. Cost: the program's own CPU time (time.process_time() around it) under a
    two-thread ping-pong (15,000 round trips through queue.Queue:
@@ -14,15 +14,19 @@ the same run.
    the median of each run's ratio to the plain run of its rep; and
    perfpy's own CPU per scheduler event: the CPU of perfpy's process tree
    (getrusage of the children) less the program's, over the switches its
-   notes count. --pin CPU runs the program (not the tools) on that CPU:
+   notes count. The program sleeps --settle seconds (default 1) before its
+   measured part, in every configuration: a recorder's start-up slows the
+   program that starts right after it on this machine for a while, and
+   that is not the cost of following its switches. --pin CPU runs the program (not the tools) on that CPU:
    both threads on one CPU, each hand-over a switch, without the noise of
    where the scheduler puts them (unpinned, the ping-pong's own CPU time
    moves by 20% or more from run to run on this machine). --baseline DIR
    adds another build's perfpy --idle to these runs (a change against the
    build before it, interleaved). --floor adds what perfpy --idle stands on:
    one cpu-clock event per CPU (perf record -a), and perfpy --idle without
-   its programs at every switch and system call's end, and with them doing
-   nothing (PERFPY_BENCH_WALL=none / empty: wrong profiles, costs only).
+   its programs at every switch and at its end (sched_switch and
+   sched_exit_tp; on kernels without it every system call's end), and with them
+   doing nothing (PERFPY_BENCH_WALL=none / empty: wrong profiles, costs only).
 2. Accuracy: tests/integration/programs/wall_parts.py (CPU work, sleep, a
    pipe read, a lock wait, each 30-60 ms, a dozen rounds) measures its own
    split; each tool's profile's split of the same four parts, and the
@@ -73,11 +77,12 @@ REFERENCES = (PER_THREAD_EVENT, PER_THREAD_SAMPLING)
 # --floor: what the machinery under perfpy's scheduler programs costs by
 # itself: one cpu-clock sampling event per CPU (perf record -a, no BPF: the
 # kind wall-clock mode's on-CPU samples come from), perfpy --idle without
-# its programs at every switch and system call's end, and with them
+# its programs at every switch and at its end (or every system call's
+# end, on kernels without sched_exit_tp), and with them
 # attached but returning at once (PERFPY_BENCH_WALL, read by
 # src/sample/collect.c for this alone: those two profiles are wrong)
 PER_CPU_SAMPLING = "perf record -a -e cpu-clock (a sampling event per CPU alone)"
-WALL_NONE = "perfpy --idle without its switch and sys_exit programs"
+WALL_NONE = "perfpy --idle without its two programs at every switch"
 WALL_EMPTY = "perfpy --idle, those two programs attached, doing nothing"
 FLOOR = (PER_CPU_SAMPLING, WALL_NONE, WALL_EMPTY)
 # --baseline DIR: another build's perfpy --idle in the same runs (a change's
@@ -176,7 +181,7 @@ def cost(py, ver, a, spy, tmp):
     for rep in range(a.reps):
         for n in names[rep % len(names):] + names[:rep % len(names)]:
             cmd = commands(n, py, ver, a, spy, os.path.join(tmp, "o"), a.pin)
-            p, tree, _ = run(cmd + [runner, workload, "1"])
+            p, tree, _ = run(cmd + [runner, workload, "1", str(a.settle)])
             m = re.search(r"^cpu ([\d.]+)$", p.stderr, re.M)
             runs[n].append(float(m.group(1)) if m and p.returncode == 0 else None)
             m_all = re.search(r"^cpu-all ([\d.]+)$", p.stderr, re.M)
@@ -187,13 +192,18 @@ def cost(py, ver, a, spy, tmp):
     return names, runs, own, load
 
 
+SETTLE_TEXT = (" The program slept %g s before its measured part in every configuration "
+               "(plain too, --settle): on this machine a program that starts right after "
+               "another process's busy start-up (a recorder's) runs slower for a while, "
+               "which is not the cost of following its switches (--settle 0 counts it).")
 FLOOR_TEXT = (" Then (--floor) what perfpy's wall-clock mode stands on, without the work of "
               "its programs: one cpu-clock event per CPU sampling at the rate (perf "
               "record -a: no BPF), the kind its on-CPU samples come from; perfpy --idle "
-              "without its programs at every switch (sched_switch) and every system call's "
-              "end (sys_exit): its on-CPU samples and the rest (PERFPY_BENCH_WALL=none); and "
-              "with them attached but returning at once (PERFPY_BENCH_WALL=empty). The "
-              "profiles of those two are wrong by design.")
+              "without its two programs at every switch (sched_switch, and sched_exit_tp at "
+              "its end; on kernels without it sys_exit at every system call's end): its on-CPU "
+              "samples and the rest (PERFPY_BENCH_WALL=none); and with them attached but "
+              "returning at once (PERFPY_BENCH_WALL=empty). The profiles of those two are "
+              "wrong by design.")
 
 
 def cost_table(results, a):
@@ -207,7 +217,8 @@ def cost_table(results, a):
              "per thread that perf only counts (no sample, no BPF), and the same event "
              "sampling at the rate (perf record: no BPF), the kind of event perfpy's "
              "on-CPU samples come from; a sampling event re-arms its timer at each "
-             "switch of its thread.%s%s" % (a.reps, FLOOR_TEXT if a.floor else "",
+             "switch of its thread.%s%s%s" % (a.reps, SETTLE_TEXT % a.settle if a.settle else "",
+                                              FLOOR_TEXT if a.floor else "",
                                             " The program was pinned to CPU %d "
                                           "(taskset; the tools were not): both its threads "
                                           "on one CPU, every hand-over a switch, and no "
@@ -216,7 +227,7 @@ def cost_table(results, a):
     for py, (ver, (names, runs, own, load)) in results.items():
         lines += ["#### CPython %d.%d (`%s`)" % (ver + (py,)), "",
                   "Load average (1 min) %.1f at the start of these runs, %.1f at their end."
-                  % tuple(load), ""] + cost_rows(names, runs)
+                  % tuple(load), ""] + cost_rows(names, runs, spread=True)
         if own:
             per = statistics.median(cpu / sw for cpu, sw in own)
             lines += ["", "perfpy's own CPU: %.2f µs per switch (median of %d runs; %d switches "
@@ -360,6 +371,10 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--configs", help="only these tools (comma-separated)")
     ap.add_argument("--skip", default="", help="cost, accuracy, server")
+    ap.add_argument("--settle", type=float, default=1.0,
+                    help="the cost's program sleeps this long before its measured part, in "
+                    "every configuration (plain too): what a tool's start-up leaves behind "
+                    "is not counted as the program's (0: counted)")
     ap.add_argument("--pin", type=int,
                     help="the cost's program (not the tools) on this CPU")
     ap.add_argument("--baseline", help="another build directory: its perfpy --idle beside "
@@ -372,9 +387,10 @@ def main():
     a.configs = a.configs.split(",") if a.configs else None
     spy = py_spy(a.build)
     tmp = tempfile.mkdtemp(prefix="perfpy-bench-wall-")
-    generated = "_Generated by `bench/wall.py --reps %d --rate %d --server-seconds %d%s%s%s%s " \
+    generated = "_Generated by `bench/wall.py --reps %d --rate %d --server-seconds %d%s%s%s%s%s " \
                 "%s--write-docs %s` on %s (world %s)._" % (
                     a.reps, a.rate, a.server_seconds, " --skip " + a.skip if a.skip else "",
+                    " --settle %g" % a.settle if a.settle != 1.0 else "",
                     " --configs " + shlex.quote(",".join(a.configs)) if a.configs else "",
                     " --pin %d" % a.pin if a.pin is not None else "",
                     " --baseline " + shlex.quote(a.baseline) if a.baseline else "",

@@ -57,6 +57,7 @@ struct pp_collector {
     size_t nev, cap;
     int freq, ncpu, wall;
     int snapshot;                   /* perfpy dump: the task iterator alone */
+    int resume;                     /* wall: captures at sched_exit_tp, not sys_exit */
     pp_collect_fn fn;
     pp_collect_event_fn event_fn;
     void *ctx;
@@ -242,16 +243,27 @@ static int check_events(pp_collector *c, char *why, size_t len)
     return 0;
 }
 
-/* What the kernel offers wall.bpf.c, from its BTF: which task-work kfunc
+/* What the kernel offers wall.bpf.c, from its BTF: the tracepoint at the
+ * end of the scheduler's switch, in the thread that runs again (resume:
+ * sched_exit_tp, kernels from 2025 on; every stack is then captured there, and no
+ * program runs at every system call's end); else which task-work kfunc
  * (task_work: 1 Linux 6.18's bpf_task_work_schedule_resume_impl, 2 its
  * later name without _impl, 0 none: before 6.18 stacks outside system
- * calls are captured as their threads stop), and whether the scheduler's
+ * calls are captured as their threads stop); and whether the scheduler's
  * sched_info and run queues can be read (sched_info: else a sched_wakeup
- * program times the wake-ups; PERFPY_SAMPLE_WAKEUPS=1 asks for that way,
- * for the tests that check both). */
+ * program times the wake-ups). PERFPY_SAMPLE_WAKEUPS=1 and
+ * PERFPY_SAMPLE_SYS_EXIT=1 ask for the older ways, for the tests that
+ * check them and the benchmarks that compare. */
 struct kernel_offers {
-    int task_work, sched_info;
+    int resume, task_work, sched_info;
 };
+
+static int env_is_1(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v && strcmp(v, "1") == 0;
+}
 
 static int has_member(const struct btf *vm, const char *type, const char *member)
 {
@@ -268,16 +280,17 @@ static int has_member(const struct btf *vm, const char *type, const char *member
 static struct kernel_offers kernel_offers(void)
 {
     struct btf *vm = btf__load_vmlinux_btf();
-    struct kernel_offers k = {0, 0};
-    const char *wakeups = getenv("PERFPY_SAMPLE_WAKEUPS");
+    struct kernel_offers k = {0, 0, 0};
 
     if (!vm)
         return k;
+    k.resume = !env_is_1("PERFPY_SAMPLE_SYS_EXIT") &&
+               btf__find_by_name_kind(vm, "btf_trace_sched_exit_tp", BTF_KIND_TYPEDEF) > 0;
     if (btf__find_by_name_kind(vm, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) > 0)
         k.task_work = 1;
     else if (btf__find_by_name_kind(vm, "bpf_task_work_schedule_resume", BTF_KIND_FUNC) > 0)
         k.task_work = 2;
-    k.sched_info = !(wakeups && strcmp(wakeups, "1") == 0) &&
+    k.sched_info = !env_is_1("PERFPY_SAMPLE_WAKEUPS") &&
                    has_member(vm, "task_struct", "sched_info") &&
                    has_member(vm, "sched_entity", "cfs_rq") && has_member(vm, "cfs_rq", "rq") &&
                    has_member(vm, "sched_info", "last_queued") &&
@@ -311,7 +324,6 @@ static int open_and_load(pp_collector *c)
     unsigned long bytes = ring_bytes("PERFPY_SAMPLE_RING_BYTES", PP_BPF_RING_BYTES);
     unsigned long code = ring_bytes("PERFPY_SAMPLE_CODE_RING_BYTES", PP_BPF_CODE_RING_BYTES);
     struct pp_sample_bpf *k;
-    struct bpf_program *wall_progs[4];
     struct kernel_offers offers = kernel_offers();
     /* benchmarks only (bench/wall.py --floor): wall-clock mode's programs
      * at every switch and system call's end doing nothing ("empty"), or
@@ -333,16 +345,22 @@ static int open_and_load(pp_collector *c)
     k->rodata->bench_empty = bench && strcmp(bench, "empty") == 0;
     if (c->wall && (k->rodata->bench_empty || bench_none))
         fprintf(stderr, "perfpy: PERFPY_BENCH_WALL=%s: the programs at every switch and "
-                "system call's end %s (a benchmark's setting: this profile's time off the "
-                "CPU is wrong)\n", bench, bench_none ? "left out" : "doing nothing");
-    wall_progs[0] = k->progs.pp_on_switch;
-    wall_progs[1] = k->progs.pp_on_wakeup;
-    wall_progs[2] = k->progs.pp_on_sys_exit;
-    wall_progs[3] = k->progs.pp_iter_threads;
-    for (int i = 0; i < 4; i++)
-        bpf_program__set_autoload(wall_progs[i], (c->wall != 0 && (i != 1 || !offers.sched_info) &&
-                                                  !(bench_none && (i == 0 || i == 2))) ||
-                                                 (i == 3 && c->snapshot));
+                "%s %s (a benchmark's setting: this profile's time off the CPU is wrong)\n",
+                bench, offers.resume ? "its end" : "system call's end",
+                bench_none ? "left out" : "doing nothing");
+    k->rodata->resume_ok = (__u32)offers.resume;
+    c->resume = offers.resume;
+    /* what each of wall-clock mode's programs is loaded for */
+    struct { struct bpf_program *prog; int load; } progs[] = {
+        {k->progs.pp_on_switch, c->wall && !bench_none},
+        {k->progs.pp_on_wakeup, c->wall && !offers.sched_info},
+        {k->progs.pp_on_resume, c->wall && offers.resume && !bench_none},
+        {k->progs.pp_on_sys_exit, c->wall && !offers.resume && !bench_none},
+        {k->progs.pp_iter_threads, c->wall || c->snapshot},
+    };
+
+    for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+        bpf_program__set_autoload(progs[i].prog, progs[i].load != 0);
     bpf_program__set_autoattach(k->progs.pp_iter_threads, false);   /* run on demand */
     return pp_sample_bpf__load(k) != 0 ? (-errno ? -errno : -EPERM) : 0;
 }
@@ -381,8 +399,10 @@ int pp_collect_open(pp_collector **out, int freq, int flags, char *why, size_t l
         rc = -errno;
         pp_collect_close(c);
         return fail(why, len, rc ? rc : -EPERM, c->wall ?
-                    "attaching the BPF program to the scheduler's tracepoints (fork, exec, "
-                    "exit, switch, wake-up) and sys_exit" :
+                    (c->resume ? "attaching the BPF program to the scheduler's tracepoints "
+                     "(fork, exec, exit, switch and its end, wake-up)" :
+                     "attaching the BPF program to the scheduler's tracepoints (fork, exec, "
+                     "exit, switch, wake-up) and sys_exit") :
                     "attaching the BPF program to the "
                     "scheduler's fork, exec and exit tracepoints");
     }

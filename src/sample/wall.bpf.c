@@ -24,9 +24,19 @@
  *                               code again: user registers, stack and Python
  *                               frames are as they were when it stopped; the
  *                               system call and its arguments give the reason.
- *                               In a system call: at sys_exit (a program run
+ *                               Kernels with sched_exit_tp (2025 on): at the
+ *                               end of the switch, in the thread that runs
+ *                               again (its address space loaded, nothing of
+ *                               its own run yet), whatever it stopped in; the
+ *                               switch's program says on each CPU whom it
+ *                               switched to and whether a capture waits, so
+ *                               that this end (run at every switch of the
+ *                               machine) looks a thread up only then.
+ *                               Without it (or PERFPY_SAMPLE_SYS_EXIT=1): in
+ *                               a system call, at sys_exit (a program run
  *                               at every system call of the machine, ~120 ns
- *                               each; a task work instead was tried and lost
+ *                               each, and every system call on the slow
+ *                               path; a task work instead was tried and lost
  *                               captures: asked for at the switch, it can run
  *                               after the thread's return to user mode, at
  *                               its next entry, or never when that is its
@@ -90,6 +100,24 @@ struct {
     __type(value, struct pp_bpf_thread);
 } threads SEC(".maps");
 
+/* What the switch program last did on each CPU (resume_ok): the thread it
+ * switched to, and whether that thread has a capture to make as it runs
+ * again. The program at the switch's end reads it instead of looking the
+ * thread up (that end runs at every switch of the machine): only a thread
+ * with a capture, or whose switch the first program did not see, is
+ * looked up there. */
+struct pp_bpf_cpu_switch {
+    __u32 next_tid;
+    __u32 capture;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct pp_bpf_cpu_switch);
+} cpu_switch SEC(".maps");
+
 /* A thread's task work (its own map value, as the kfunc wants). */
 struct pp_bpf_work {
     struct bpf_task_work tw;
@@ -139,6 +167,12 @@ const volatile __u32 bench_empty = 0;
  * 1 the _impl one, 2 the other. */
 const volatile __u32 task_work_kfunc = 0;
 
+/* Whether the kernel has the tracepoint at the end of a switch, in the
+ * thread that runs again (sched_exit_tp, kernels from 2025 on): every capture is
+ * made there, whatever the thread stopped in; else at sys_exit inside a
+ * system call, and outside one as below. */
+const volatile __u32 resume_ok = 0;
+
 static __always_inline int have_task_work(void)
 {
     return task_work_kfunc != 0;
@@ -175,8 +209,11 @@ static __always_inline __u64 cpu_of(struct task_struct *task)
  * inside one, < 0 in an interrupt or exception. */
 static __always_inline int outside_call(struct task_struct *task)
 {
-    struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(task);
+    struct pt_regs *ur;
 
+    if (resume_ok)
+        return 0;                   /* captured as it runs again, in or out of one */
+    ur = (struct pt_regs *)bpf_task_pt_regs(task);
     return (long)ur->orig_ax < 0;
 }
 
@@ -481,6 +518,14 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
         else
             __sync_fetch_and_add(&missed_ns, d);    /* it left its call since */
     }
+    if (resume_ok && (th->block_ns || th->runq_ns)) {
+        /* its capture as it ran again went unseen: it has run its own
+         * code since, and the stack those stretches stopped with is gone */
+        __sync_fetch_and_add(&missed_ns, th->block_ns + th->runq_ns);
+        count(PP_BPF_N_LOST_CAPTURES);
+        th->block_ns = th->runq_ns = 0;
+        th->nkernel = 0;
+    }
     count(PP_BPF_N_SWITCHES);
     th->out_cpu = cpu;
     keep_waits(th, prev, rq_clock_of(prev));
@@ -500,13 +545,14 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
     th->out_ns = now;
 }
 
-static __always_inline void switched_in(struct task_struct *next, __u64 now)
+/* 1 when next has a capture to make as it runs again. */
+static __always_inline int switched_in(struct task_struct *next, __u64 now)
 {
     struct pp_bpf_thread *th = thread_of(next, 0);
     __u64 cpu, d;
 
     if (!th)
-        return;
+        return 0;
     cpu = cpu_of(next);
     if (!th->out_ns && th->in_ns && (d = off_since(now, th->in_ns, cpu, th->in_cpu))) {
         /* its last stop went unseen; it has not run since, so it is treated
@@ -526,6 +572,7 @@ static __always_inline void switched_in(struct task_struct *next, __u64 now)
     th->in_cpu = cpu;
     if (th->out_ns)
         end_stretch(th, next, now - th->out_ns, AT_SWITCH);
+    return th->block_ns || th->runq_ns;
 }
 
 /* A thread seen running in its own context (a system call's end, a
@@ -579,9 +626,17 @@ int BPF_PROG(pp_on_switch, bool preempt, struct task_struct *prev, struct task_s
 
     if (bench_empty)
         return 0;
+    struct pp_bpf_cpu_switch *seen;
+    __u32 zero = 0;
+    int capture;
+
     now = bpf_ktime_get_ns();           /* one clock read for both halves */
     switched_out(ctx, prev, prev_state, now);
-    switched_in(next, now);
+    capture = switched_in(next, now);
+    if (resume_ok && (seen = bpf_map_lookup_elem(&cpu_switch, &zero))) {
+        seen->next_tid = next->pid;
+        seen->capture = (__u32)capture;
+    }
     return 0;
 }
 
@@ -603,6 +658,29 @@ int BPF_PROG(pp_on_sys_exit, struct pt_regs *regs, long ret)
 
     if (th) {
         seen_running(th, task, 1);
+        capture_pending(th, task);
+    }
+    return 0;
+}
+
+/* The end of a switch, in the thread that runs again (when the kernel has it:
+ * resume_ok): its sampled stretch captured before it runs any of its own
+ * code, its address space the current one. */
+SEC("tp_btf/sched_exit_tp")
+int BPF_PROG(pp_on_resume, bool is_switch)
+{
+    struct task_struct *task = bpf_get_current_task_btf();
+    struct pp_bpf_cpu_switch *seen;
+    struct pp_bpf_thread *th;
+    __u32 zero = 0;
+
+    if (bench_empty || !is_switch || !(seen = bpf_map_lookup_elem(&cpu_switch, &zero)))
+        return 0;
+    if (seen->next_tid == (__u32)task->pid && !seen->capture)
+        return 0;                   /* the switch seen, nothing to capture */
+    seen->capture = 0;
+    if ((th = thread_of(task, 0))) {
+        seen_running(th, task, 1);  /* the switch unseen: its stretch ends now */
         capture_pending(th, task);
     }
     return 0;

@@ -75,9 +75,9 @@ class WallClock(RecordTest):
         if os.geteuid() != 0:
             self.skipTest("wall-clock mode needs root (or CAP_BPF and CAP_PERFMON)")
 
-    def wall(self, py, out, program, extra=()):
+    def wall(self, py, out, program, extra=(), env=None):
         p = self.record(["--idle", "-f", "collapsed", "-o", out] + list(extra),
-                        [py.path] + program)
+                        [py.path] + program, env=env)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         self.assertIn("wall clock", p.stderr)
         return p
@@ -90,16 +90,22 @@ class WallClock(RecordTest):
         once woken, [off-CPU: waiting for a CPU]; with the kernel function
         it waits in above it in >= 80% (a stretch whose end the kernel's
         tracepoint did not report, about 0.3% of switches here, is captured
-        as its system call ends, without its kernel stack: the notes count
-        them). The marker alone holds >= 90% of each wait when the machine
+        as it runs again, without its kernel stack: the notes count them).
+        The marker alone holds >= 90% of each wait when the machine
         let the program run (crunch got >= 90% of a CPU); on a busy one the
         woken program's wait for a CPU grows, and that half is a counted
-        skip with the figures."""
-        for py in interpreters():
+        skip with the figures. Every interpreter the way this kernel
+        offers (each stack captured at the end of the switch, in the
+        thread that runs again: sched_exit_tp), and the last
+        one as kernels without it do it too (PERFPY_SAMPLE_SYS_EXIT=1:
+        inside a system call at its end, outside one in a task work)."""
+        pys = interpreters()
+        for py, how in [(py, "resume") for py in pys] + [(pys[-1], "sys_exit")]:
             judged = False
-            with self.subTest(py=py.label):
-                out = self.out("parts-%s.txt" % py.label)
-                p = self.wall(py, out, [os.path.join(PROGRAMS, "wall_parts.py")])
+            with self.subTest(py=py.label, how=how):
+                out = self.out("parts-%s-%s.txt" % (py.label, how))
+                p = self.wall(py, out, [os.path.join(PROGRAMS, "wall_parts.py")],
+                              env={"PERFPY_SAMPLE_SYS_EXIT": "1" if how == "sys_exit" else None})
                 own = json.loads(p.stdout.strip().splitlines()[-1])
                 free = own.pop("crunch_cpu") / own["crunch"]
                 stacks = collapsed_counts(out)
@@ -127,14 +133,14 @@ class WallClock(RecordTest):
                     self.assertGreaterEqual(on * 100, got[k] * 90, "; ".join(said))
                     self.assertGreaterEqual(kernel * 100, got[k] * 80, "; ".join(said))
                 missed = re.search(r"did not report (\d+) of the switches", p.stderr)
-                note("%s: --idle, wall_parts.py (crunch had %.0f%% of a CPU, %s switches "
-                     "unreported): %s" % (py.label, 100 * free, missed.group(1) if missed
+                note("%s: --idle (%s), wall_parts.py (crunch had %.0f%% of a CPU, %s switches "
+                     "unreported): %s" % (py.label, how, 100 * free, missed.group(1) if missed
                                           else "no", "; ".join(said)))
                 self.assert_nothing_left()
                 judged = True
             if not judged:
                 continue                # failed above: nothing to judge further
-            with self.subTest(py=py.label, judged="markers"):
+            with self.subTest(py=py.label, how=how, judged="markers"):
                 if free < 0.9:
                     self.skipTest("crunch had %.0f%% of a CPU: the markers are judged when "
                                   "the program runs freely (%s)" % (100 * free, "; ".join(said)))
