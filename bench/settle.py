@@ -15,6 +15,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -55,8 +56,10 @@ def main():
     ap.add_argument("--pin", type=int, default=1)
     ap.add_argument("python")
     a = ap.parse_args()
-    runner = "/tmp/perfpy-settle-runner-%d.py" % os.getpid()
-    with open(runner, "w") as f:
+    if a.reps < 2:
+        ap.error("--reps: at least 2 (the ratios' quartiles)")
+    fd, runner = tempfile.mkstemp(prefix="perfpy-settle-", suffix=".py")
+    with os.fdopen(fd, "w") as f:
         f.write(RUNNER)
     configs = ("plain", "right after a busy start", "%g s after a busy start" % a.delay)
     ratios = {c: [] for c in configs}

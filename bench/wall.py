@@ -25,8 +25,9 @@ the same run.
    build before it, interleaved). --floor adds what perfpy --idle stands on:
    one cpu-clock event per CPU (perf record -a), and perfpy --idle without
    its programs at every switch and at its end (sched_switch and
-   sched_exit_tp; on kernels without it every system call's end), and with them
-   doing nothing (PERFPY_BENCH_WALL=none / empty: wrong profiles, costs only).
+   sched_exit_tp; on kernels without it every system call's end), with the
+   first alone doing nothing, and with both doing nothing
+   (PERFPY_BENCH_WALL=none / switch / empty: wrong profiles, costs only).
 2. Accuracy: tests/integration/programs/wall_parts.py (CPU work, sleep, a
    pipe read, a lock wait, each 30-60 ms, a dozen rounds) measures its own
    split; each tool's profile's split of the same four parts, and the
@@ -78,13 +79,15 @@ REFERENCES = (PER_THREAD_EVENT, PER_THREAD_SAMPLING)
 # itself: one cpu-clock sampling event per CPU (perf record -a, no BPF: the
 # kind wall-clock mode's on-CPU samples come from), perfpy --idle without
 # its programs at every switch and at its end (or every system call's
-# end, on kernels without sched_exit_tp), and with them
-# attached but returning at once (PERFPY_BENCH_WALL, read by
-# src/sample/collect.c for this alone: those two profiles are wrong)
+# end, on kernels without sched_exit_tp), with the first alone and with
+# both attached but returning at once (PERFPY_BENCH_WALL, read by
+# src/sample/collect.c for this alone: those three profiles are wrong)
 PER_CPU_SAMPLING = "perf record -a -e cpu-clock (a sampling event per CPU alone)"
 WALL_NONE = "perfpy --idle without its two programs at every switch"
 WALL_EMPTY = "perfpy --idle, those two programs attached, doing nothing"
-FLOOR = (PER_CPU_SAMPLING, WALL_NONE, WALL_EMPTY)
+WALL_ONE = "perfpy --idle, the switch's program alone attached, doing nothing"
+FLOOR = (PER_CPU_SAMPLING, WALL_NONE, WALL_ONE, WALL_EMPTY)
+BENCH_WALL = {WALL_NONE: "none", WALL_ONE: "switch", WALL_EMPTY: "empty"}
 # --baseline DIR: another build's perfpy --idle in the same runs (a change's
 # cost measured against the build before it, interleaved, not a day apart)
 BASELINE = "perfpy --idle, the --baseline build"
@@ -119,8 +122,8 @@ def commands_unpinned(tool, py, ver, a, spy, out, perfpy):
         perf = shutil.which("perf")
         return [perf, "record", "-q", "-a", "-e", "cpu-clock", "-c", str(1000000000 // a.rate),
                 "-o", out + ".data", "--", py] if perf else None
-    if tool in (WALL_NONE, WALL_EMPTY):
-        return ["env", "PERFPY_BENCH_WALL=" + ("none" if tool == WALL_NONE else "empty"),
+    if tool in BENCH_WALL:
+        return ["env", "PERFPY_BENCH_WALL=" + BENCH_WALL[tool],
                 perfpy, "record", "--idle", "-r", str(a.rate), "-f", "collapsed",
                 "-o", out + ".txt", "--", py]
     if tool == BASELINE and not a.baseline:
@@ -201,9 +204,9 @@ FLOOR_TEXT = (" Then (--floor) what perfpy's wall-clock mode stands on, without 
               "record -a: no BPF), the kind its on-CPU samples come from; perfpy --idle "
               "without its two programs at every switch (sched_switch, and sched_exit_tp at "
               "its end; on kernels without it sys_exit at every system call's end): its on-CPU "
-              "samples and the rest (PERFPY_BENCH_WALL=none); and with them attached but "
-              "returning at once (PERFPY_BENCH_WALL=empty). The profiles of those two are "
-              "wrong by design.")
+              "samples and the rest (PERFPY_BENCH_WALL=none); with the switch's program "
+              "alone attached, returning at once (=switch); and with both attached, "
+              "returning at once (=empty). The profiles of those three are wrong by design.")
 
 
 def cost_table(results, a):

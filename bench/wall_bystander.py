@@ -14,6 +14,7 @@ bystander alone in the same rep, and the ratios' middle half.
 """
 import argparse
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -35,32 +36,44 @@ def bystander(py, a):
 
 
 def beside(py, a, perfpy, env, tmp):
-    """The bystander while perfpy --idle records `sleep` (started, given a
-    second to settle, stopped after)."""
-    e = dict(os.environ, **env)
+    """The bystander while perfpy --idle records `sleep` (started in a
+    session of its own, given 1.5 s to settle; then the sleep, perfpy's
+    child, is interrupted and perfpy ends; what is left of that session is
+    killed)."""
+    e = {k: v for k, v in os.environ.items() if k != "PERFPY_SAMPLE_SYS_EXIT"}
+    e.update(env)
     rec = subprocess.Popen([perfpy, "record", "--idle", "-f", "collapsed", "-o",
                             os.path.join(tmp, "o.txt"), "--", "sleep", "600"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=e,
-                           universal_newlines=True)
+                           universal_newlines=True, start_new_session=True)
     try:
         time.sleep(1.5)
-        if rec.poll() is not None:
+        children = "/proc/%d/task/%d/children" % (rec.pid, rec.pid)
+        kids = open(children).read().split() if os.path.exists(children) else []
+        if rec.poll() is not None or not kids:
             sys.exit("perfpy record --idle ended early: " + rec.stderr.read()[-2000:])
-        return bystander(py, a)
-    finally:
-        subprocess.run(["pkill", "-INT", "-P", str(rec.pid), "-x", "sleep"])
+        x = bystander(py, a)
+        for kid in kids:
+            os.kill(int(kid), signal.SIGINT)
         rec.communicate(timeout=120)
+        return x
+    finally:
+        if rec.poll() is None:
+            os.killpg(rec.pid, signal.SIGKILL)
+            rec.wait()
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--reps", type=int, default=15, help="at least 2")
     ap.add_argument("--calls", type=int, default=300000)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--baseline", help="another build directory, beside this one")
     ap.add_argument("--pin", type=int, default=1)
     ap.add_argument("python")
     a = ap.parse_args()
+    if a.reps < 2:
+        ap.error("--reps: at least 2 (the ratios' quartiles)")
     configs = {"perfpy --idle": (os.path.join(a.build, "perfpy"), {}),
                "perfpy --idle, PERFPY_SAMPLE_SYS_EXIT=1": (os.path.join(a.build, "perfpy"),
                                                             {"PERFPY_SAMPLE_SYS_EXIT": "1"})}

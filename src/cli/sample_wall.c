@@ -75,6 +75,12 @@ void pp__sample_wall_notes(const state *st, pp_collector *c)
                 "no stack and are missing\n",
                 (unsigned long long)pp_collect_count(c, PP_BPF_N_MISSED),
                 (double)pp_collect_missed_ns(c) / 1e6);
+    if (pp_collect_count(c, PP_BPF_N_UNCAPTURED))
+        fprintf(stderr, "perfpy: wall clock: %llu stacks off the CPU were not captured as "
+                "their threads ran again (the kernel did not report the switch's end); "
+                "%.1f ms off the CPU (as sampled) have no stack and are missing\n",
+                (unsigned long long)pp_collect_count(c, PP_BPF_N_UNCAPTURED),
+                (double)pp_collect_count(c, PP_BPF_N_UNCAPTURED_NS) / 1e6);
     if (lost_caps || lost_ends || lost_threads || unended)
         fprintf(stderr, "perfpy: wall clock: lost %llu stacks off the CPU and %llu ends of "
                 "one (the ring buffer was full), %llu stacks whose end never came, %llu "

@@ -58,6 +58,7 @@ struct pp_collector {
     int freq, ncpu, wall;
     int snapshot;                   /* perfpy dump: the task iterator alone */
     int resume;                     /* wall: captures at sched_exit_tp, not sys_exit */
+    int no_resume;                  /* sched_exit_tp refused: the older way */
     pp_collect_fn fn;
     pp_collect_event_fn event_fn;
     void *ctx;
@@ -326,10 +327,13 @@ static int open_and_load(pp_collector *c)
     struct pp_sample_bpf *k;
     struct kernel_offers offers = kernel_offers();
     /* benchmarks only (bench/wall.py --floor): wall-clock mode's programs
-     * at every switch and system call's end doing nothing ("empty"), or
-     * not there ("none"); the profile is then wrong */
+     * at every switch and at its end (or every system call's end) doing
+     * nothing ("empty"), or not there ("none"); the profile is then wrong */
     const char *bench = getenv("PERFPY_BENCH_WALL");
     int bench_none = bench && strcmp(bench, "none") == 0;
+    /* "switch": the switch's program alone, doing nothing, the one at its
+     * end (or at sys_exit) left out */
+    int bench_one = bench && strcmp(bench, "switch") == 0;
 
     if (!(c->skel = k = pp_sample_bpf__open()))
         return -errno ? -errno : -EPERM;
@@ -342,20 +346,23 @@ static int open_and_load(pp_collector *c)
     k->rodata->task_work_kfunc = (__u32)offers.task_work;
     k->rodata->sched_info_ok = (__u32)offers.sched_info;
     k->rodata->period_ns = 1000000000ull / (uint64_t)(c->freq > 0 ? c->freq : 1);
-    k->rodata->bench_empty = bench && strcmp(bench, "empty") == 0;
+    k->rodata->bench_empty = bench && (strcmp(bench, "empty") == 0 || bench_one);
     if (c->wall && (k->rodata->bench_empty || bench_none))
         fprintf(stderr, "perfpy: PERFPY_BENCH_WALL=%s: the programs at every switch and "
                 "%s %s (a benchmark's setting: this profile's time off the CPU is wrong)\n",
                 bench, offers.resume ? "its end" : "system call's end",
-                bench_none ? "left out" : "doing nothing");
+                bench_none ? "left out" : bench_one ? "doing nothing, the second left out" :
+                "doing nothing");
+    if (c->no_resume)
+        offers.resume = 0;
     k->rodata->resume_ok = (__u32)offers.resume;
     c->resume = offers.resume;
     /* what each of wall-clock mode's programs is loaded for */
     struct { struct bpf_program *prog; int load; } progs[] = {
         {k->progs.pp_on_switch, c->wall && !bench_none},
-        {k->progs.pp_on_wakeup, c->wall && !offers.sched_info},
-        {k->progs.pp_on_resume, c->wall && offers.resume && !bench_none},
-        {k->progs.pp_on_sys_exit, c->wall && !offers.resume && !bench_none},
+        {k->progs.pp_on_wakeup, c->wall && !offers.sched_info && !bench_none},
+        {k->progs.pp_on_resume, c->wall && offers.resume && !bench_none && !bench_one},
+        {k->progs.pp_on_sys_exit, c->wall && !offers.resume && !bench_none && !bench_one},
         {k->progs.pp_iter_threads, c->wall || c->snapshot},
     };
 
@@ -365,10 +372,30 @@ static int open_and_load(pp_collector *c)
     return pp_sample_bpf__load(k) != 0 ? (-errno ? -errno : -EPERM) : 0;
 }
 
+/* The skeleton loaded and its tracepoints attached: 0, or -errno with
+ * *attaching set when loading went well and attaching did not. */
+static int load_and_attach(pp_collector *c, int *attaching)
+{
+    int rc;
+
+    *attaching = 0;
+    if ((rc = open_and_load(c)) != 0)
+        return rc;
+    *attaching = 1;
+    /* the tests' fault (PERFPY_TEST_REFUSE_SCHED_EXIT=1): a kernel that
+     * names sched_exit_tp and refuses to attach a program there, as an
+     * attach refused says it (nothing is attached yet) */
+    if (c->resume && env_is_1("PERFPY_TEST_REFUSE_SCHED_EXIT"))
+        return -EOPNOTSUPP;
+    if (pp_sample_bpf__attach(c->skel) != 0)        /* the tracepoints */
+        return -errno ? -errno : -EPERM;
+    return 0;
+}
+
 int pp_collect_open(pp_collector **out, int freq, int flags, char *why, size_t len)
 {
     pp_collector *c = calloc(1, sizeof(*c));
-    int rc;
+    int rc, attached;
 
     *out = NULL;
     if (!c)
@@ -385,26 +412,37 @@ int pp_collect_open(pp_collector **out, int freq, int flags, char *why, size_t l
         pp_collect_close(c);
         return -ENOMEM;
     }
-    if ((rc = open_and_load(c)) != 0) {
+    if ((rc = load_and_attach(c, &attached)) != 0 && c->resume && rc != -EPERM &&
+        rc != -EACCES) {
+        /* the kernel's BTF names sched_exit_tp but it took no program
+         * there: the way of kernels without it */
+        pp_sample_bpf__destroy(c->skel);
+        c->skel = NULL;
+        c->no_resume = 1;
+        if ((rc = load_and_attach(c, &attached)) == 0)
+            fprintf(stderr, "perfpy: wall clock: the kernel took no program at the end of a "
+                    "switch (sched_exit_tp); stacks off the CPU are captured at each system "
+                    "call's end instead, which every system call of the machine pays for\n");
+    }
+    if (rc && !attached) {
         pp_collect_close(c);
         return fail(why, len, rc, "loading the BPF program");
     }
-    if (!(c->names = ring_buffer__new(bpf_map__fd(c->skel->maps.names), on_code, c, NULL)) ||
-        !(c->ring = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record, c, NULL))) {
-        rc = -errno;
+    if (rc) {
         pp_collect_close(c);
-        return fail(why, len, rc, "the BPF ring buffer");
-    }
-    if (pp_sample_bpf__attach(c->skel) != 0) {      /* the tracepoints */
-        rc = -errno;
-        pp_collect_close(c);
-        return fail(why, len, rc ? rc : -EPERM, c->wall ?
+        return fail(why, len, rc, c->wall ?
                     (c->resume ? "attaching the BPF program to the scheduler's tracepoints "
                      "(fork, exec, exit, switch and its end, wake-up)" :
                      "attaching the BPF program to the scheduler's tracepoints (fork, exec, "
                      "exit, switch, wake-up) and sys_exit") :
                     "attaching the BPF program to the "
                     "scheduler's fork, exec and exit tracepoints");
+    }
+    if (!(c->names = ring_buffer__new(bpf_map__fd(c->skel->maps.names), on_code, c, NULL)) ||
+        !(c->ring = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record, c, NULL))) {
+        rc = -errno;
+        pp_collect_close(c);
+        return fail(why, len, rc, "the BPF ring buffer");
     }
     if ((rc = check_events(c, why, len)) < 0) {
         pp_collect_close(c);

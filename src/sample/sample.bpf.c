@@ -72,12 +72,17 @@ __u32 pp_host = 0;                  /* PP_BPF_HOST_*: 0 unless -a */
 const volatile __u32 wall = 0;
 const volatile __u64 period_ns = 1;
 
-static __always_inline void count(__u32 which)
+static __always_inline void count_by(__u32 which, __u64 n)
 {
     __u64 *c = bpf_map_lookup_elem(&counters, &which);
 
     if (c)
-        (*c)++;
+        *c += n;
+}
+
+static __always_inline void count(__u32 which)
+{
+    count_by(which, 1);
 }
 
 /* A small record into the ring without waking user space, unless the

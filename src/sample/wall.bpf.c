@@ -5,8 +5,9 @@
  * spends off the CPU, with the stack it stopped with, cheaply at each
  * switch and with a whole capture only for the stretches sampled.
  *
- *   sched_switch, it stops      its time, its state, whether it was in a
- *                               system call (task storage)
+ *   sched_switch, it stops      its time, its state (task storage); without
+ *                               sched_exit_tp, whether it was in a system
+ *                               call
  *   sched_switch, it runs       D = now - stop: blocked until the wake-up,
  *                               then waiting for a CPU (all of it when it was
  *                               preempted). The waiting part is the
@@ -155,11 +156,12 @@ __u64 missed_ns = 0;
  * from a sched_wakeup program (0: a kernel without it, or asked). */
 const volatile __u32 sched_info_ok = 0;
 
-/* Benchmarks only (bench/wall.py --floor, PERFPY_BENCH_WALL=empty): the
- * programs at every switch and every system call's end return at once,
- * attached all the same, so that what their attachment costs the program
- * is measured apart from their work. The profile is then wrong. The
- * verifier drops the test when it is 0. */
+/* Benchmarks only (bench/wall.py --floor, PERFPY_BENCH_WALL=empty or
+ * =switch): the programs at every switch and at its end (or every system
+ * call's end) return at once, attached all the same (=switch: the first
+ * alone), so that what their attachment costs the program is measured
+ * apart from their work. The profile is then wrong. The verifier drops the
+ * test when it is 0. */
 const volatile __u32 bench_empty = 0;
 
 /* Which of the two the kernel has (user space looks in its BTF before
@@ -521,8 +523,8 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
     if (resume_ok && (th->block_ns || th->runq_ns)) {
         /* its capture as it ran again went unseen: it has run its own
          * code since, and the stack those stretches stopped with is gone */
-        __sync_fetch_and_add(&missed_ns, th->block_ns + th->runq_ns);
-        count(PP_BPF_N_LOST_CAPTURES);
+        count(PP_BPF_N_UNCAPTURED);
+        count_by(PP_BPF_N_UNCAPTURED_NS, th->block_ns + th->runq_ns);
         th->block_ns = th->runq_ns = 0;
         th->nkernel = 0;
     }
@@ -575,17 +577,20 @@ static __always_inline int switched_in(struct task_struct *next, __u64 now)
     return th->block_ns || th->runq_ns;
 }
 
-/* A thread seen running in its own context (a system call's end, a
- * sample) while its stretch is open: the switch that ended it went unseen.
- * Inside a system call it still is, and the call's end closes it. th: its
- * state, looked up by the caller (each lookup is a helper call, and the
- * system call's end runs at every call of the machine). */
+/* A thread seen running in its own context (the end of a switch, a
+ * system call's end, a sample) while its stretch is open: the switch that
+ * ended it went unseen. at_end: the end of a switch or of a system call,
+ * where a stretch inside a system call can still be closed with its stack
+ * (the thread has not left the call); a sample closes only a stretch
+ * outside one. th: its state, looked up by the caller (each lookup is a
+ * helper call, and those ends run at every switch or call of the
+ * machine). */
 static __always_inline void seen_running(struct pp_bpf_thread *th, struct task_struct *task,
-                                         int at_sys_exit)
+                                         int at_end)
 {
     __u64 now, cpu;
 
-    if (!th || !th->out_ns || (!th->outside && !at_sys_exit))
+    if (!th || !th->out_ns || (!th->outside && !at_end))
         return;
     now = bpf_ktime_get_ns();
     cpu = cpu_of(task);
@@ -622,14 +627,13 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(pp_on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
              unsigned int prev_state)
 {
+    struct pp_bpf_cpu_switch *seen;
+    __u32 zero = 0;
+    int capture;
     __u64 now;
 
     if (bench_empty)
         return 0;
-    struct pp_bpf_cpu_switch *seen;
-    __u32 zero = 0;
-    int capture;
-
     now = bpf_ktime_get_ns();           /* one clock read for both halves */
     switched_out(ctx, prev, prev_state, now);
     capture = switched_in(next, now);
@@ -643,7 +647,7 @@ int BPF_PROG(pp_on_switch, bool preempt, struct task_struct *prev, struct task_s
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(pp_on_wakeup, struct task_struct *p)
 {
-    struct pp_bpf_thread *th = thread_of(p, 0);
+    struct pp_bpf_thread *th = bench_empty ? 0 : thread_of(p, 0);
 
     if (th && th->out_ns && !th->wake_ns)
         th->wake_ns = bpf_ktime_get_ns();
@@ -679,6 +683,8 @@ int BPF_PROG(pp_on_resume, bool is_switch)
     if (seen->next_tid == (__u32)task->pid && !seen->capture)
         return 0;                   /* the switch seen, nothing to capture */
     seen->capture = 0;
+    if (task->flags & PF_EXITING_FLAG)
+        return 0;                   /* its memory may be gone (and its stretch ends) */
     if ((th = thread_of(task, 0))) {
         seen_running(th, task, 1);  /* the switch unseen: its stretch ends now */
         capture_pending(th, task);

@@ -147,6 +147,31 @@ class WallClock(RecordTest):
                 for k in REASON:
                     self.assertGreaterEqual(marked[k] * 100, got[k] * 90, "; ".join(said))
 
+    def test_a_kernel_that_refuses_the_switch_end_gets_the_older_way(self):
+        """A kernel whose BTF names sched_exit_tp but that takes no program
+        there (PERFPY_TEST_REFUSE_SCHED_EXIT=1: collect.c's attach says
+        -EOPNOTSUPP for it, before anything is attached, as such a kernel
+        would): perfpy says so and records the older way (at each system
+        call's end), the sleep still under its reason. Without the knob, no
+        such note. (Mutation: no second try -> red, the recording refused.)"""
+        py = interpreters()[-1]
+        prog = [py.path, "-c", "import time; time.sleep(0.6)"]
+        for refused in (True, False):
+            with self.subTest(refused=refused):
+                out = self.out("refused-%s.txt" % refused)
+                p = self.wall(py, out, prog[1:], env={"PERFPY_TEST_REFUSE_SCHED_EXIT":
+                                                      "1" if refused else None})
+                said = "took no program at the end of a switch"
+                if refused:
+                    self.assertIn(said, p.stderr)
+                else:
+                    self.assertNotIn(said, p.stderr)
+                stacks = collapsed_counts(out)
+                slept = sum(n for s, n in stacks.items() if s.endswith(";" + REASON["doze"]))
+                note("%s: sched_exit_tp %s: %d periods asleep of %d" % (
+                    py.label, "refused" if refused else "taken", slept, sum(stacks.values())))
+                self.assertGreater(slept, 0.5 * RATE, stacks)
+
     @needs_perf
     def test_gil_waits_are_labelled_and_gil_keeps_one_cpu(self):
         """Two threads that only compute: their waits for the GIL are marked
