@@ -22,7 +22,9 @@ the same run.
    where the scheduler puts them (unpinned, the ping-pong's own CPU time
    moves by 20% or more from run to run on this machine). --baseline DIR
    adds another build's perfpy --idle to these runs (a change against the
-   build before it, interleaved). --floor adds what perfpy --idle stands on:
+   build before it, interleaved); a row runs this build the older way
+   (PERFPY_SAMPLE_SYS_EXIT=1: captures at sys_exit), and perfpy's notes give
+   each perfpy row's switches a run. --floor adds what perfpy --idle stands on:
    one cpu-clock event per CPU (perf record -a), and perfpy --idle without
    its programs at every switch and at its end (sched_switch and
    sched_exit_tp; on kernels without it every system call's end), with the
@@ -91,6 +93,9 @@ BENCH_WALL = {WALL_NONE: "none", WALL_ONE: "switch", WALL_EMPTY: "empty"}
 # --baseline DIR: another build's perfpy --idle in the same runs (a change's
 # cost measured against the build before it, interleaved, not a day apart)
 BASELINE = "perfpy --idle, the --baseline build"
+# the older way of capturing, which kernels without sched_exit_tp get: at
+# sys_exit, a program at every system call's end, each on the slow path
+SYS_EXIT = "perfpy --idle, PERFPY_SAMPLE_SYS_EXIT=1"
 
 
 def commands(tool, py, ver, a, spy, out, pin=None):
@@ -128,6 +133,9 @@ def commands_unpinned(tool, py, ver, a, spy, out, perfpy):
                 "-o", out + ".txt", "--", py]
     if tool == BASELINE and not a.baseline:
         return None
+    if tool == SYS_EXIT:
+        return ["env", "PERFPY_SAMPLE_SYS_EXIT=1", perfpy, "record", "--idle", "-r",
+                str(a.rate), "-f", "collapsed", "-o", out + ".txt", "--", py]
     if tool in ("perfpy --idle", BASELINE):
         return [os.path.join(a.baseline, "perfpy") if tool == BASELINE else perfpy, "record",
                 "--idle", "-r", str(a.rate), "-f", "collapsed", "-o", out + ".txt", "--", py]
@@ -175,11 +183,13 @@ def cost(py, ver, a, spy, tmp):
     with open(runner, "w") as f:
         f.write(RUNNER)
     workload = os.path.join(HERE, "workloads", "pingpong.py")
-    names = [t for t in ("plain",) + TOOLS + (BASELINE,) + REFERENCES + FLOOR
+    names = [t for t in ("plain",) + TOOLS + (SYS_EXIT, BASELINE) + REFERENCES + FLOOR
              if commands(t, py, ver, a, spy, os.path.join(tmp, "o")) and
-             (not a.configs or t in ("plain", BASELINE) + REFERENCES + FLOOR or t in a.configs)]
+             (not a.configs or t in ("plain", SYS_EXIT, BASELINE) + REFERENCES + FLOOR or
+              t in a.configs)]
     runs = {n: [] for n in names}
     own = []                      # perfpy's CPU per switch, per run
+    switches = {}                 # per perfpy configuration that counts them, per run
     load = [os.getloadavg()[0]]
     for rep in range(a.reps):
         for n in names[rep % len(names):] + names[:rep % len(names)]:
@@ -189,10 +199,12 @@ def cost(py, ver, a, spy, tmp):
             runs[n].append(float(m.group(1)) if m and p.returncode == 0 else None)
             m_all = re.search(r"^cpu-all ([\d.]+)$", p.stderr, re.M)
             sw = notes(p.stderr).get("switches")
+            if sw:
+                switches.setdefault(n, []).append(sw)
             if n == "perfpy --idle" and m_all and sw:
                 own.append((tree - float(m_all.group(1)), sw))
     load.append(os.getloadavg()[0])
-    return names, runs, own, load
+    return names, runs, (own, switches), load
 
 
 SETTLE_TEXT = (" The program slept %g s before its measured part in every configuration "
@@ -215,6 +227,9 @@ def cost_table(results, a):
              "the median of each run over the plain run of the same rep. perfpy's own CPU: "
              "its process tree's (getrusage of the children) less the program's, per "
              "switch of the program's threads its notes count (median over its runs). "
+             "perfpy --idle, PERFPY_SAMPLE_SYS_EXIT=1: this build capturing the older "
+             "way, at sys_exit (what kernels without sched_exit_tp get: a program at every "
+             "system call's end, every system call on the slow path). "
              "Two rows are references (perf's): the program under one cpu-clock "
              "perf event "
              "per thread that perf only counts (no sample, no BPF), and the same event "
@@ -227,7 +242,7 @@ def cost_table(results, a):
                                           "on one CPU, every hand-over a switch, and no "
                                           "noise from where the scheduler puts them."
                                           % a.pin if a.pin is not None else ""), ""]
-    for py, (ver, (names, runs, own, load)) in results.items():
+    for py, (ver, (names, runs, (own, switches), load)) in results.items():
         lines += ["#### CPython %d.%d (`%s`)" % (ver + (py,)), "",
                   "Load average (1 min) %.1f at the start of these runs, %.1f at their end."
                   % tuple(load), ""] + cost_rows(names, runs, spread=True)
@@ -236,6 +251,10 @@ def cost_table(results, a):
             lines += ["", "perfpy's own CPU: %.2f µs per switch (median of %d runs; %d switches "
                       "a run, median)." % (1e6 * per, len(own),
                                              statistics.median(sw for _, sw in own))]
+        if switches:
+            lines += ["", "The program's threads' switches a run (median), as perfpy's notes "
+                      "count them: " + "; ".join("%s %d" % (n, statistics.median(v))
+                                                 for n, v in switches.items()) + "."]
         lines.append("")
     return lines
 
