@@ -20,7 +20,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from sample_cost import RUNNER  # noqa: E402
+from sample_cost import RUNNER, cpu_of  # noqa: E402
 
 BUSY = ("import sys, time\n"
         "end = time.monotonic() + float(sys.argv[1])\n"
@@ -30,10 +30,11 @@ BUSY = ("import sys, time\n"
 
 
 def cpu(py, runner, pin):
-    out = subprocess.run(["taskset", "-c", str(pin), py, runner,
-                          os.path.join(HERE, "workloads", "pingpong.py"), "1"],
-                         stderr=subprocess.PIPE, universal_newlines=True, check=True).stderr
-    return float(next(line.split()[1] for line in out.splitlines() if line.startswith("cpu ")))
+    x = cpu_of(["taskset", "-c", str(pin), py], runner,
+               os.path.join(HERE, "workloads", "pingpong.py"), 1)
+    if x is None:
+        sys.exit("the ping-pong failed under %s" % py)
+    return x
 
 
 def after_busy(py, runner, a, delay):

@@ -77,7 +77,7 @@ void pp__sample_wall_notes(const state *st, pp_collector *c)
                 (double)pp_collect_missed_ns(c) / 1e6);
     if (pp_collect_count(c, PP_BPF_N_UNCAPTURED))
         fprintf(stderr, "perfpy: wall clock: %llu stacks off the CPU were not captured as "
-                "their threads ran again (the kernel did not report the switch's end); "
+                "their threads ran again (the switch's end unseen, or the thread exiting); "
                 "%.1f ms off the CPU (as sampled) have no stack and are missing\n",
                 (unsigned long long)pp_collect_count(c, PP_BPF_N_UNCAPTURED),
                 (double)pp_collect_count(c, PP_BPF_N_UNCAPTURED_NS) / 1e6);

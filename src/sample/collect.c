@@ -346,6 +346,8 @@ static int open_and_load(pp_collector *c)
     k->rodata->task_work_kfunc = (__u32)offers.task_work;
     k->rodata->sched_info_ok = (__u32)offers.sched_info;
     k->rodata->period_ns = 1000000000ull / (uint64_t)(c->freq > 0 ? c->freq : 1);
+    if (c->no_resume)
+        offers.resume = 0;
     k->rodata->bench_empty = bench && (strcmp(bench, "empty") == 0 || bench_one);
     if (c->wall && (k->rodata->bench_empty || bench_none))
         fprintf(stderr, "perfpy: PERFPY_BENCH_WALL=%s: the programs at every switch and "
@@ -353,8 +355,6 @@ static int open_and_load(pp_collector *c)
                 bench, offers.resume ? "its end" : "system call's end",
                 bench_none ? "left out" : bench_one ? "doing nothing, the second left out" :
                 "doing nothing");
-    if (c->no_resume)
-        offers.resume = 0;
     k->rodata->resume_ok = (__u32)offers.resume;
     c->resume = offers.resume;
     /* what each of wall-clock mode's programs is loaded for */

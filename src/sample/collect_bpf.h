@@ -202,8 +202,9 @@ enum {
     PP_BPF_N_LOST_NAMES,            /* copies of code objects' names that did not
                                        fit in their ring (codename_bpf.h) */
     PP_BPF_N_UNCAPTURED,            /* sampled stretches whose capture, as their
-                                       thread ran again, went unseen (the
-                                       switch's end not reported) */
+                                       thread ran again, was not made (the
+                                       switch's end unseen, or the thread
+                                       exiting) */
     PP_BPF_N_UNCAPTURED_NS,         /* their weight (ns, as sampled) */
     PP_BPF_N_COUNTERS,
 };

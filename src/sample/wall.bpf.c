@@ -433,6 +433,18 @@ static __always_inline __u64 capture_chance(const struct pp_bpf_thread *th)
     return p >= CERTAIN || bpf_get_prandom_u32() < p ? p : 0;
 }
 
+/* Sampled stretches waiting in th whose capture can no longer be made:
+ * counted, their weight said missing (user space's notes). */
+static __always_inline void drop_uncaptured(struct pp_bpf_thread *th)
+{
+    if (!th->block_ns && !th->runq_ns)
+        return;
+    count(PP_BPF_N_UNCAPTURED);
+    count_by(PP_BPF_N_UNCAPTURED_NS, th->block_ns + th->runq_ns);
+    th->block_ns = th->runq_ns = 0;
+    th->nkernel = 0;
+}
+
 /* ---- the stretches ----------------------------------------------------------- */
 
 /* Adds a sampled stretch's parts to those waiting for their capture. The
@@ -520,14 +532,10 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
         else
             __sync_fetch_and_add(&missed_ns, d);    /* it left its call since */
     }
-    if (resume_ok && (th->block_ns || th->runq_ns)) {
-        /* its capture as it ran again went unseen: it has run its own
-         * code since, and the stack those stretches stopped with is gone */
-        count(PP_BPF_N_UNCAPTURED);
-        count_by(PP_BPF_N_UNCAPTURED_NS, th->block_ns + th->runq_ns);
-        th->block_ns = th->runq_ns = 0;
-        th->nkernel = 0;
-    }
+    if (resume_ok)
+        drop_uncaptured(th);        /* its capture as it ran again went unseen: it
+                                       has run its own code since, and the stack
+                                       those stretches stopped with is gone */
     count(PP_BPF_N_SWITCHES);
     th->out_cpu = cpu;
     keep_waits(th, prev, rq_clock_of(prev));
@@ -683,12 +691,16 @@ int BPF_PROG(pp_on_resume, bool is_switch)
     if (seen->next_tid == (__u32)task->pid && !seen->capture)
         return 0;                   /* the switch seen, nothing to capture */
     seen->capture = 0;
-    if (task->flags & PF_EXITING_FLAG)
-        return 0;                   /* its memory may be gone (and its stretch ends) */
-    if ((th = thread_of(task, 0))) {
-        seen_running(th, task, 1);  /* the switch unseen: its stretch ends now */
-        capture_pending(th, task);
+    if (!(th = thread_of(task, 0)))
+        return 0;
+    if (task->flags & PF_EXITING_FLAG) {
+        /* its memory may be gone: what waited for a capture is said
+         * missing (switched_out never sees an exiting thread) */
+        drop_uncaptured(th);
+        return 0;
     }
+    seen_running(th, task, 1);      /* the switch unseen: its stretch ends now */
+    capture_pending(th, task);
     return 0;
 }
 
