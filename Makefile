@@ -1,6 +1,8 @@
 # perfpy — GNU Makefile
 #
-#   make                 the CLI (build/perfpy) and the module for every CPython 3.8+ found
+#   make                 the CLI (build/perfpy), sample mode's perfpy-sample (x86_64: needs
+#                        libbpf-dev and libdw-dev, or stops naming them; PERFPY_NO_SAMPLE=1
+#                        builds the rest) and the module for every CPython 3.8+ found
 #   make PYTHONS="/path/to/python3.10 ..."   only for these interpreters
 #   make demo            profile the bundled example (examples/example.py)
 #   make test            the whole test suite (installs missing test tools first), on
@@ -13,14 +15,31 @@
 #                        under sanitizers (build-asan/, build-ubsan/)
 #   make fuzz            libFuzzer runs of every parser (FUZZ_RUNS executions each)
 #   make stress          the reliability suite at full size (100,000 toggles/functions)
+#   make mutants         mutation testing: each bug kept in tests/mutants/NAME.diff applied
+#                        to a copy of the tree (build/mutants/tree), built, the tests its
+#                        header names run, reverted; which were killed, which survived
+#                        (scripts/mutants; report in build/mutants/report.md, tests/README.md)
 #   make bench           benchmarks -> docs/PERFORMANCE.md
 #   make docs-images     docs/flamegraph.png, docs/report-html.png (perfpy record of the example)
+#   make gen-bpf         remake src/collect/sample.skel.h, the compiled BPF program (clang, bpftool)
+#   make man             docs/perfpy.1 from perfpy's --help texts (scripts/gen-man)
 
 SHELL := /bin/bash
 BUILD ?= build
 CC ?= gcc
 PREFIX ?= /usr/local
 DESTDIR ?=
+# Goals that only run other makes (after installing what is missing), or
+# build nothing, neither ask the machine what it has (scripts/probe) nor
+# look for interpreters: a machine without a compiler can still run
+# `make deps` or `make test`, which install it first.
+SUBMAKE_GOALS := demo test deps docs-images clean wheel uninstall fuzz aarch64 mutants gen-bpf
+ifneq ($(MAKECMDGOALS),)
+ifeq ($(filter-out $(SUBMAKE_GOALS),$(MAKECMDGOALS)),)
+NO_BUILD := 1
+SKIP_PYTHONS := 1
+endif
+endif
 include mk/arch.mk
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
@@ -37,12 +56,14 @@ ENGINE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(ENGINE_SRCS))
 # Four layers, each its own library; dependencies point one way:
 # cli (commands) -> report (perf.data -> profile) -> output (profile -> bytes)
 #   -> profile (the model both fill and read: frames, stacks, threads, samples)
+# perfpy-sample (src/sampler, a program of its own: libbpf, libelf) sits
+# beside the commands, over the readers of a running program: collect (the
+# BPF programs and their loader) -> cpython (its interpreter's memory) ->
+# native (/proc, symbols, unwinding, the splice) -> profile
 # (tests/integration/test_layers.py checks the includes)
-# perfpy-sample's own (libbpf, libelf): not in the CLI's library
-SAMPLER_MAIN := src/cli/sample_main.c src/cli/read_main.c src/cli/sample_host.c \
-               src/cli/dump_async.c \
-               src/cli/dump_main.c src/cli/sample_wall.c src/cli/sample_hold.c
-CLI_SRCS := $(filter-out src/cli/main.c $(SAMPLER_MAIN),$(wildcard src/cli/*.c))
+# perfpy writes what perfpy-sample reads: the request and the event names are in both
+CLI_SRCS := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c)) src/sampler/request.c \
+            src/collect/event.c
 CLI_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(CLI_SRCS))
 REPORT_SRCS := $(wildcard src/report/*.c)
 REPORT_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(REPORT_SRCS))
@@ -50,45 +71,73 @@ OUTPUT_SRCS := $(wildcard src/output/*.c)
 OUTPUT_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(OUTPUT_SRCS))
 PROFILE_SRCS := $(wildcard src/profile/*.c)
 PROFILE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(PROFILE_SRCS))
+# perfpy-sample's own parts (its main apart): in a library the unit tests link too
+SAMPLER_SRCS := $(filter-out src/sampler/main.c,$(wildcard src/sampler/*.c))
+SAMPLER_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(SAMPLER_SRCS))
 EXT_SRCS := $(wildcard src/python/*.c)
-EXT_HDRS := $(wildcard src/python/*.h) src/sample/pyoffsets.h
+EXT_HDRS := $(wildcard src/python/*.h) src/cpython/pyoffsets.h
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/%,$(BUILD)/obj/tests/%.o,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(patsubst tests/fuzz/fuzz_%.c,$(BUILD)/fuzz-replay-%,$(FUZZ_SRCS))
 HDRS := $(wildcard include/perfpy/*.h src/engine/*.h src/cli/*.h src/report/*.h src/output/*.h \
-                   src/profile/*.h src/sample/*.h)
-# Sample mode's native half (issue 15): plain C on every machine (maps and
-# kallsyms parsers, the splice) and, apart, the libdw unwinder: built only
-# on x86_64 where elfutils' header is found, so the rest builds without it.
-SAMPLE_SRCS := src/sample/maps.c src/sample/kallsyms.c src/sample/text.c src/sample/splice.c \
-               src/sample/linetable.c src/sample/pytables.c src/sample/pytables_find.c \
-               src/sample/procs.c src/sample/wall.c src/sample/tnames.c
+                   src/profile/*.h src/sampler/*.h src/collect/*.h src/cpython/*.h src/native/*.h)
+# Sample mode's readers that need no library: plain C on every machine
+# (the /proc parsers, the splice, the readers of a CPython's memory), linked
+# by perfpy's own tests and fuzzers too; what reads ELF files (libelf) and
+# unwinds (libdw) is the unwinder's library.
+SAMPLE_SRCS := src/native/maps.c src/native/kallsyms.c src/native/text.c src/native/splice.c \
+               src/native/procs.c src/native/debugpath.c src/collect/offcpu.c src/collect/wall.c src/collect/codename.c \
+               src/collect/event.c \
+               $(filter-out src/cpython/pysyms.c,$(wildcard src/cpython/*.c))
 SAMPLE_OBJS := $(patsubst src/%,$(BUILD)/obj/%.o,$(SAMPLE_SRCS))
 SAMPLE_LIB := $(BUILD)/libperfpy_sample.a
-PP_UNWIND := $(if $(filter x86_64,$(PP_ARCH)),$(shell echo '\#include <elfutils/libdwfl.h>' | \
-               $(CC) -E -x c - >/dev/null 2>&1 && echo 1))
+# Sample mode itself (perfpy-sample): x86_64. What it is built with is
+# asked of scripts/probe, where every question the build asks of the
+# machine is answered once (a compile and link, not a look for a file):
+#   libelf, libdw  the CPython reader and the native unwinder: perfpy-sample
+#                  is built where they are (read mode needs nothing more)
+#   libbpf         the BPF collector, sample mode proper
+# The BPF program comes compiled from the tree (src/collect/sample.skel.h,
+# made by scripts/gen-bpf): clang, bpftool and the kernel's BTF are needed
+# only to remake it. A machine that lacks a library stops the build before
+# anything is compiled, with the packages to install, unless
+# PERFPY_NO_SAMPLE=1 asks for the rest only (then perfpy-sample is built
+# without its BPF collector where elfutils is there, so read mode works).
+# (SKIP_PYTHONS: a goal that builds nothing, or the aarch64 cross build,
+# whose headers come from an unpacked root: no probe.)
+PP_NO_SAMPLE := $(filter-out 0,$(PERFPY_NO_SAMPLE))
+ifndef SKIP_PYTHONS
+LACKS := $(shell CC='$(CC)' CFLAGS='$(CFLAGS)' LDFLAGS='$(LDFLAGS)' scripts/probe cc zlib $(if $(filter x86_64,$(PP_ARCH)),libelf libdw libbpf) \
+           | cut -d' ' -f1)
+ifneq ($(filter cc zlib,$(LACKS)),)
+$(shell CC='$(CC)' scripts/probe --explain $(filter cc zlib,$(LACKS)) >&2)
+$(error perfpy cannot be built here: what is missing is named above)
+endif
+endif
+ifeq ($(PP_ARCH)$(SKIP_PYTHONS),x86_64)
+SAMPLE_LACKS := $(filter libelf libdw libbpf,$(LACKS))
+ifneq ($(SAMPLE_LACKS),)
+ifeq ($(PP_NO_SAMPLE),)
+$(shell { echo "perfpy: sample mode (the default as root: Python, C and kernel frames in one" \
+             "stack, no hook) cannot be built here"; \
+           CC='$(CC)' scripts/probe --explain $(SAMPLE_LACKS); \
+           echo "Install them and run make again; or build without sample mode:" \
+             "PERFPY_NO_SAMPLE=1 make"; } >&2)
+$(error sample mode's libraries are missing (above))
+endif
+endif
+PP_UNWIND := $(if $(filter libelf libdw,$(SAMPLE_LACKS)),,1)
+PP_BPF := $(if $(PP_UNWIND),$(if $(PP_NO_SAMPLE)$(filter libbpf,$(SAMPLE_LACKS)),,1))
+endif
 UNWIND_LIB := $(if $(PP_UNWIND),$(BUILD)/libperfpy_unwind.a)
 UNWIND_LDLIBS := $(if $(PP_UNWIND),-ldw -lelf)
-# The BPF collector (sample.bpf.c, collect.c): with the unwinder, where
-# clang, bpftool, libbpf's headers and the kernel's BTF are found
-# (scripts/deps.sh installs the first three). vmlinux.h and the skeleton are
-# made in BUILD/bpf from this machine's kernel; CO-RE relocates them at load.
-# $(call exe,NAME,ALSO): NAME's executable file on PATH, else ALSO if it is one
-exe = $(shell for b in $$(command -v $(1) 2>/dev/null) $(2); do \
-        [ -f "$$b" ] && [ -x "$$b" ] && { echo "$$b"; break; }; done)
-BPFTOOL := $(call exe,bpftool,/usr/sbin/bpftool)
-# What a build without sample mode lacked, said once by the build and kept
-# in the module directory (BUILD/lib/sample-missing) for perfpy to say when
-# sample mode is asked of it (pip installs it with the rest).
-BPF_MISSING := $(strip $(if $(filter x86_64,$(PP_ARCH)),,x86_64) \
-    $(if $(call exe,clang),,clang) $(if $(BPFTOOL),,bpftool) \
-    $(if $(wildcard /usr/include/bpf/libbpf.h),,libbpf-dev) \
-    $(if $(or $(PP_UNWIND),$(filter-out x86_64,$(PP_ARCH))),,libdw-dev) \
-    $(if $(shell [ -r /sys/kernel/btf/vmlinux ] && echo 1),,kernel-BTF))
-PP_BPF := $(if $(BPF_MISSING),,1)
-BPF_LIB := $(if $(PP_BPF),$(BUILD)/libperfpy_bpf.a)
+BPF_LIB := $(if $(PP_UNWIND),$(BUILD)/libperfpy_bpf.a)
 BPF_LDLIBS := $(if $(PP_BPF),-lbpf)
+# without libbpf (PERFPY_NO_SAMPLE=1): a collector that says why it cannot
+COLLECT_SRC := $(addprefix src/collect/,$(if $(PP_BPF),collect.c offers.c,collect_none.c))
+BPF_SKEL := src/collect/sample.skel.h
+BPF_SRCS := $(shell scripts/gen-bpf --inputs)
 
 ENGINE_LIB := $(BUILD)/libperfpy_engine.a
 CLI_LIB := $(BUILD)/libperfpy_cli.a
@@ -100,9 +149,12 @@ PIPELINE_LIBS := $(REPORT_LIB) $(OUTPUT_LIB) $(PROFILE_LIB) $(ENGINE_LIB)
 CLI := $(BUILD)/perfpy
 LIBDIR := $(BUILD)/lib
 
-.PHONY: all clean demo test unit deps install uninstall wheel asan ubsan fuzz stress bench fuzz-replay docs-images FORCE
-# sample mode's recorder, where the BPF collector is built (sample_main.c)
-SAMPLER := $(if $(PP_BPF),$(BUILD)/perfpy-sample)
+.PHONY: all clean demo test unit deps install uninstall wheel asan ubsan fuzz stress mutants bench fuzz-replay docs-images gen-bpf man FORCE
+# sample and read modes' recorder (src/sampler/), where elfutils is
+SAMPLER := $(if $(PP_UNWIND),$(BUILD)/perfpy-sample)
+# its parts; without elfutils only top's view (plain C), for the unit tests
+SAMPLER_LIB := $(BUILD)/libperfpy_sampler.a
+SAMPLER_LIB_OBJS := $(if $(PP_UNWIND),$(SAMPLER_OBJS),$(BUILD)/obj/sampler/top_view.c.o)
 all: $(CLI) modules $(SAMPLER)
 	@:
 
@@ -133,37 +185,40 @@ $(PROFILE_LIB): $(PROFILE_OBJS)
 $(SAMPLE_LIB): $(SAMPLE_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/bpf/vmlinux.h:
+# The BPF program, compiled in the tree: src/collect/sample.skel.h is what
+# scripts/gen-bpf made of BPF_SRCS, whose hash it carries. A change to them
+# that was not remade stops here with what to run (or is remade, where
+# clang, bpftool and the kernel's BTF are).
+$(BUILD)/bpf-fresh: $(BPF_SRCS) $(BPF_SKEL) scripts/gen-bpf
+	@scripts/gen-bpf --build
+	@mkdir -p $(dir $@) && touch $@
+
+$(BUILD)/obj/collect/collect.c.o: src/collect/collect.c $(HDRS) $(BUILD)/bpf-fresh
 	@mkdir -p $(dir $@)
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.new && mv $@.new $@
+	$(CC) $(ALL_CFLAGS) -Isrc -c $< -o $@
 
-$(BUILD)/bpf/sample.bpf.o: src/sample/sample.bpf.c src/sample/async.bpf.c src/sample/wall.bpf.c \
-                        src/sample/collect_bpf.h src/sample/codename.bpf.h src/sample/codename_bpf.h \
-                        $(BUILD)/bpf/vmlinux.h
-	clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -Isrc/sample -c $< -o $@
-
-$(BUILD)/bpf/sample.skel.h: $(BUILD)/bpf/sample.bpf.o
-	$(BPFTOOL) gen skeleton $< name pp_sample_bpf > $@.new && mv $@.new $@
-
-$(BUILD)/obj/sample/collect.c.o: src/sample/collect.c $(HDRS) $(BUILD)/bpf/sample.skel.h
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc -I$(BUILD)/bpf -c $< -o $@
-
-$(BUILD)/libperfpy_bpf.a: $(BUILD)/obj/sample/collect.c.o $(BUILD)/obj/sample/dump_bpf.c.o
+$(BUILD)/libperfpy_bpf.a: $(patsubst src/%,$(BUILD)/obj/%.o,$(COLLECT_SRC))
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/sample/unwind.c.o $(BUILD)/obj/sample/modsyms.c.o \
-                            $(BUILD)/obj/sample/pyread.c.o $(BUILD)/obj/sample/pycode.c.o \
-                            $(BUILD)/obj/sample/pystack.c.o $(BUILD)/obj/sample/pylayout.c.o \
-                            $(BUILD)/obj/sample/pyobj.c.o $(BUILD)/obj/sample/dump.c.o \
-                            $(BUILD)/obj/sample/dump_ptrace.c.o \
-                            $(BUILD)/obj/sample/pyasync.c.o $(BUILD)/obj/sample/codename.c.o
+gen-bpf:
+	@scripts/gen-bpf
+
+# docs/perfpy.1 from the help perfpy prints (commit it with the change)
+man: $(CLI)
+	@scripts/gen-man --perfpy $(CLI)
+
+$(BUILD)/libperfpy_unwind.a: $(BUILD)/obj/native/unwind.c.o $(BUILD)/obj/native/debugfile.c.o \
+                            $(BUILD)/obj/native/modsyms.c.o \
+                            $(BUILD)/obj/cpython/pysyms.c.o
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libperfpy_sampler.a: $(SAMPLER_LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(CLI): $(BUILD)/obj/cli/main.c.o $(CLI_LIB) $(PIPELINE_LIBS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/perfpy-sample: $(patsubst src/%,$(BUILD)/obj/%.o,$(SAMPLER_MAIN)) $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) \
+$(BUILD)/perfpy-sample: $(BUILD)/obj/sampler/main.c.o $(SAMPLER_LIB) $(BPF_LIB) $(UNWIND_LIB) \
                         $(SAMPLE_LIB) $(PIPELINE_LIBS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BPF_LDLIBS) $(UNWIND_LDLIBS)
 
@@ -181,27 +236,26 @@ $(BUILD)/pythons.txt: FORCE
 $(BUILD)/pythons.mk: $(BUILD)/pythons.txt scripts/pythons-mk
 	@scripts/pythons-mk $(BUILD) < $< > $@
 
-# Goals that only run other makes (after installing what is missing) look
-# for interpreters there, not here.
-ifneq ($(MAKECMDGOALS),)
-ifeq ($(filter-out demo test deps docs-images clean wheel,$(MAKECMDGOALS)),)
-SKIP_PYTHONS := 1
-endif
-endif
 ifndef SKIP_PYTHONS
 -include $(BUILD)/pythons.mk
 endif
 
 modules: $(PY_MODULES) $(LIBDIR)/sitecustomize.py $(LIBDIR)/sample-missing
 
-# sample-missing: empty when sample mode is built, else what it lacked
+# What a build without sample mode lacked, kept in the module directory
+# (pip installs it with the rest) for perfpy to say when sample mode is
+# asked of it, and doctor at once: the reason on its first line, then what
+# to install. Empty when sample mode is built.
+SAMPLE_WHY := $(if $(filter x86_64,$(PP_ARCH)),$(if $(PP_BPF),,built with PERFPY_NO_SAMPLE=1),\
+    sample mode is for x86_64 (this build is for $(PP_ARCH)))
 $(LIBDIR)/sample-missing: FORCE
 	@mkdir -p $(dir $@)
-	@echo "$(BPF_MISSING)" | tr ' ' '\n' | grep . > $@.new || true
+	@{ [ -z "$(SAMPLE_WHY)" ] || echo "$(SAMPLE_WHY)"; \
+	   [ -z "$(SAMPLE_WHY)" ] || [ -z "$(SAMPLE_LACKS)" ] || \
+	       CC='$(CC)' scripts/probe --explain $(SAMPLE_LACKS) || :; } > $@.new
 	@if ! cmp -s $@.new $@ 2>/dev/null; then mv $@.new $@; \
-	    if [ -s $@ ]; then echo "note: sample mode (perfpy-sample) is not built here: missing" \
-	        "$$(paste -sd' ' $@)$$(grep -E '^(clang|bpftool|lib.*-dev)$$' $@ | paste -sd' ' | \
-	        sed 's/./ (Debian: apt-get install &/;s/$$/)/')" >&2; fi; else rm -f $@.new; fi
+	    if [ -s $@ ]; then echo "note: sample mode is not in this build: $$(head -n 1 $@)" >&2; \
+	        tail -n +2 $@ >&2; fi; else rm -f $@.new; fi
 
 $(LIBDIR)/perfpy.%.so: $(EXT_SRCS) $(EXT_HDRS) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
@@ -223,14 +277,17 @@ $(BUILD)/obj/tests/unit/unwind_target.c.o: ALL_CFLAGS += -fomit-frame-pointer \
 $(BUILD)/obj/tests/unit/test_unwind.c.o $(BUILD)/obj/tests/unit/test_pyread.c.o \
     $(BUILD)/obj/tests/unit/test_pylayout.c.o $(BUILD)/obj/tests/unit/test_pyobj.c.o \
     $(BUILD)/obj/tests/unit/test_pyasync.c.o $(BUILD)/obj/tests/unit/test_codename.c.o \
-    $(BUILD)/obj/tests/unit/test_hold.c.o: \
+    $(BUILD)/obj/tests/unit/test_hold.c.o $(BUILD)/obj/tests/unit/test_read_wall.c.o: \
     ALL_CFLAGS += $(if $(PP_UNWIND),-DPP_UNWIND=1)
 
-$(BUILD)/obj/tests/unit/test_collect.c.o: ALL_CFLAGS += $(if $(PP_BPF),-DPP_BPF=1)
+$(BUILD)/obj/tests/unit/test_collect.c.o $(BUILD)/obj/tests/unit/test_kallsyms_named.c.o: \
+    ALL_CFLAGS += $(if $(PP_BPF),-DPP_BPF=1)
 
-# perfpy-sample's hold of a started program (libelf: with the unwinder)
-$(BUILD)/unit-tests: $(UNIT_OBJS) $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) $(SAMPLE_LIB) $(PIPELINE_LIBS) \
-    $(if $(PP_UNWIND),$(BUILD)/obj/cli/sample_hold.c.o)
+# test_options.c reads every option from `perfpy CMD --help` of the perfpy
+# beside it: made with the tests (order-only: it is not linked in).
+# every library: the tests reach into each (the sampler's hold and top view too)
+$(BUILD)/unit-tests: $(UNIT_OBJS) $(SAMPLER_LIB) $(CLI_LIB) $(BPF_LIB) $(UNWIND_LIB) $(SAMPLE_LIB) \
+    $(PIPELINE_LIBS) | $(CLI)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BPF_LDLIBS) $(UNWIND_LDLIBS)
 
 # the profile model's memory for an hour of samples (docs/PERFORMANCE.md)
@@ -301,6 +358,9 @@ stress: deps
 	@rm -f $(BUILD)/reliability-stress.jsonl
 	@PERFPY_STRESS=1 PERFPY_REL_RESULTS=$(abspath $(BUILD))/reliability-stress.jsonl \
 	    /usr/bin/python3 tests/integration/run.py --build $(BUILD) -k reliability
+
+mutants:
+	@scripts/mutants
 
 bench: all
 	@scripts/deps.sh --bench

@@ -72,7 +72,8 @@ import sample_cost  # noqa: E402  (the docs block)
 import pprof_decode  # noqa: E402
 
 SIDROOT = os.path.join(ROOT, "scripts", "sidroot")
-HOST_PYTHONS = ["/root/.pyenv/versions/%s/bin/python%s" % (v, v.rsplit(".", 1)[0])
+PYENV_ROOT = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+HOST_PYTHONS = [os.path.join(PYENV_ROOT, "versions", v, "bin", "python" + v.rsplit(".", 1)[0])
                 for v in ("3.8.18", "3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0")] + \
                ["/usr/bin/python3.11"]
 CONTAINER_PYTHONS = ["python3.13", "python3.14", "python3.15"]

@@ -56,6 +56,8 @@ import sys
 import tempfile
 import time
 
+from portable import build_arg, py_arg, py_label  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
@@ -66,7 +68,13 @@ PARTS = os.path.join(ROOT, "tests", "integration", "programs", "wall_parts.py")
 # sample_cost's runner, and the process's CPU time since its start (the
 # recorder's own is its process tree's less this)
 RUNNER = RUNNER_CPU + 'sys.stderr.write("cpu-all %.6f\\n" % time.process_time())\n'
-TOOLS = ("perfpy --idle", "py-spy --idle", "3.15 sampler --mode wall")
+# read mode's wall clock (no root, no BPF: /proc's account of each thread
+# at each tick), the one to set beside py-spy's, which needs no root either
+READ = "perfpy --mode read --idle"
+TOOLS = ("perfpy --idle", READ, "py-spy --idle", "3.15 sampler --mode wall")
+# the waits of wall_parts.py and the marker of each one's reason
+REASONS = {"doze": "[off-CPU: sleep]", "drain": "[off-CPU: I/O]",
+           "queue_wait": "[off-CPU: lock]"}
 # the cost's reference: what one cpu-clock perf event per thread costs the
 # program by itself (perf counting it, no sample, no BPF): perfpy's
 # on-CPU samples come from such events, whose every switch of the program's
@@ -83,7 +91,7 @@ REFERENCES = (PER_THREAD_EVENT, PER_THREAD_SAMPLING)
 # its programs at every switch and at its end (or every system call's
 # end, on kernels without sched_exit_tp), with the first alone and with
 # both attached but returning at once (PERFPY_BENCH_WALL, read by
-# src/sample/collect.c for this alone: those three profiles are wrong)
+# src/collect/collect.c for this alone: those three profiles are wrong)
 PER_CPU_SAMPLING = "perf record -a -e cpu-clock (a sampling event per CPU alone)"
 WALL_NONE = "perfpy --idle without its two programs at every switch"
 WALL_EMPTY = "perfpy --idle, those two programs attached, doing nothing"
@@ -136,6 +144,9 @@ def commands_unpinned(tool, py, ver, a, spy, out, perfpy):
     if tool == SYS_EXIT:
         return ["env", "PERFPY_SAMPLE_SYS_EXIT=1", perfpy, "record", "--idle", "-r",
                 str(a.rate), "-f", "collapsed", "-o", out + ".txt", "--", py]
+    if tool == READ:
+        return [perfpy, "record", "--mode", "read", "--idle", "-r", str(a.rate), "-f",
+                "collapsed", "-o", out + ".txt", "--", py]
     if tool in ("perfpy --idle", BASELINE):
         return [os.path.join(a.baseline, "perfpy") if tool == BASELINE else perfpy, "record",
                 "--idle", "-r", str(a.rate), "-f", "collapsed", "-o", out + ".txt", "--", py]
@@ -190,11 +201,12 @@ def cost(py, ver, a, spy, tmp):
     runs = {n: [] for n in names}
     own = []                      # perfpy's CPU per switch, per run
     switches = {}                 # per perfpy configuration that counts them, per run
+    per_s = {}                    # read mode's and py-spy's own CPU a second, per run
     load = [os.getloadavg()[0]]
     for rep in range(a.reps):
         for n in names[rep % len(names):] + names[:rep % len(names)]:
             cmd = commands(n, py, ver, a, spy, os.path.join(tmp, "o"), a.pin)
-            p, tree, _ = run(cmd + [runner, workload, "1", str(a.settle)])
+            p, tree, took = run(cmd + [runner, workload, "1", str(a.settle)])
             m = re.search(r"^cpu ([\d.]+)$", p.stderr, re.M)
             runs[n].append(float(m.group(1)) if m and p.returncode == 0 else None)
             m_all = re.search(r"^cpu-all ([\d.]+)$", p.stderr, re.M)
@@ -203,8 +215,10 @@ def cost(py, ver, a, spy, tmp):
                 switches.setdefault(n, []).append(sw)
             if n == "perfpy --idle" and m_all and sw:
                 own.append((tree - float(m_all.group(1)), sw))
+            if n in (READ, "py-spy --idle") and m_all and p.returncode == 0:
+                per_s.setdefault(n, []).append((tree - float(m_all.group(1))) / took)
     load.append(os.getloadavg()[0])
-    return names, runs, (own, switches), load
+    return names, runs, (own, switches, per_s), load
 
 
 SETTLE_TEXT = (" The program slept %g s before its measured part in every configuration "
@@ -242,8 +256,8 @@ def cost_table(results, a):
                                           "on one CPU, every hand-over a switch, and no "
                                           "noise from where the scheduler puts them."
                                           % a.pin if a.pin is not None else ""), ""]
-    for py, (ver, (names, runs, (own, switches), load)) in results.items():
-        lines += ["#### CPython %d.%d (`%s`)" % (ver + (py,)), "",
+    for py, (ver, (names, runs, (own, switches, per_s), load)) in results.items():
+        lines += ["#### CPython %d.%d (%s)" % (ver + (py_label(py),)), "",
                   "Load average (1 min) %.1f at the start of these runs, %.1f at their end."
                   % tuple(load), ""] + cost_rows(names, runs, spread=True)
         if own:
@@ -251,6 +265,11 @@ def cost_table(results, a):
             lines += ["", "perfpy's own CPU: %.2f µs per switch (median of %d runs; %d switches "
                       "a run, median)." % (1e6 * per, len(own),
                                              statistics.median(sw for _, sw in own))]
+        if per_s:
+            lines += ["", "The recorder's own CPU a second of the run (its process tree's "
+                      "less the program's, over the run's wall time; median): " +
+                      "; ".join("%s %.1f ms/s" % (n, 1e3 * statistics.median(v))
+                                for n, v in per_s.items()) + "."]
         if switches:
             lines += ["", "The program's threads' switches a run (median), as perfpy's notes "
                       "count them: " + "; ".join("%s %d" % (n, statistics.median(v))
@@ -268,17 +287,34 @@ def in_part(stack, part):
                      % ((re.escape(part),) * 3), stack) is not None
 
 
-def split_of(path):
+def stacks_of(path):
     stacks = {}
     with open(path, errors="replace") as f:
         for line in f:
             stack, _, n = line.rstrip("\n").rpartition(" ")
             if n.isdigit():
                 stacks[stack] = stacks.get(stack, 0) + int(n)
+    return stacks
+
+
+def split_of(path):
+    stacks = stacks_of(path)
     got = {k: sum(n for s, n in stacks.items() if in_part(s, k))
            for k in ("crunch", "doze", "drain", "queue_wait")}
     total = sum(got.values())
     return {k: 100.0 * v / total for k, v in got.items()} if total else None
+
+
+def reasons_of(path):
+    """perfpy's profiles: of each wait's time off the CPU (not a CPU's,
+    once woken), the share under its reason's marker (%)."""
+    stacks, out = stacks_of(path), {}
+    for part, marker in REASONS.items():
+        off = sum(n for s, n in stacks.items() if in_part(s, part) and "[off-CPU: " in s
+                  and not s.endswith("[off-CPU: waiting for a CPU]"))
+        out[part] = 100.0 * sum(n for s, n in stacks.items() if in_part(s, part) and
+                                s.endswith(marker)) / off if off else None
+    return out
 
 
 def accuracy(py, ver, a, spy, tmp):
@@ -303,28 +339,34 @@ def accuracy(py, ver, a, spy, tmp):
             continue
         own.pop("crunch_cpu", None)
         truth = {k: 100.0 * v / sum(own.values()) for k, v in own.items()}
-        path = {"perfpy --idle": o + ".txt", "py-spy --idle": o + ".spy"}.get(tool,
-                                                                            o + ".tachyon")
+        path = {"perfpy --idle": o + ".txt", READ: o + ".txt",
+                "py-spy --idle": o + ".spy"}.get(tool, o + ".tachyon")
         got = split_of(path) if os.path.exists(path) else None
-        out[tool] = (truth, got)
+        why = reasons_of(path) if got and path.endswith(".txt") else None
+        out[tool] = (truth, got, why)
     return out
 
 
 def accuracy_table(results):
     lines = ["tests/integration/programs/wall_parts.py measures its own split (perf_counter "
              "around each part); each tool's profile, the same four parts' share of the "
-             "time in them. Largest difference in points.", ""]
+             "time in them. Largest difference in points; for perfpy, the share of each "
+             "wait's time off the CPU (once woken, a wait for a CPU apart) under its "
+             "reason's marker.", ""]
     for py, (ver, acc) in results.items():
-        lines += ["#### CPython %d.%d (`%s`)" % (ver + (py,)), "",
+        lines += ["#### CPython %d.%d (%s)" % (ver + (py_label(py),)), "",
                   "| tool | crunch | doze (sleep) | drain (pipe read) | queue_wait (lock) | "
-                  "largest difference |", "|---|---|---|---|---|---|"]
-        for tool, (truth, got) in acc.items():
+                  "largest difference | each wait under its reason |",
+                  "|---|---|---|---|---|---|---|"]
+        for tool, (truth, got, why) in acc.items():
             if not got:
-                lines.append("| %s | – | – | – | – | – |" % tool)
+                lines.append("| %s | – | – | – | – | – | – |" % tool)
                 continue
             cells = ["%.1f%% (own %.1f%%)" % (got[k], truth[k]) for k in truth]
-            lines.append("| %s | %s | %.1f |" % (tool, " | ".join(cells),
-                                                 max(abs(got[k] - truth[k]) for k in truth)))
+            lines.append("| %s | %s | %.1f | %s |" % (
+                tool, " | ".join(cells), max(abs(got[k] - truth[k]) for k in truth),
+                ", ".join("%s %s" % (k, "%.0f%%" % v if v is not None else "–")
+                          for k, v in why.items()) if why else "– (no reasons)"))
         lines.append("")
     return lines
 
@@ -373,7 +415,7 @@ def scale_table(results, a):
              "and from perfpy's notes its scheduler events and anything lost." %
              a.server_seconds, ""]
     for py, (ver, sc) in results.items():
-        lines += ["#### CPython %d.%d (`%s`)" % (ver + (py,)), "",
+        lines += ["#### CPython %d.%d (%s)" % (ver + (py_label(py),)), "",
                   "| tool | peak memory (MiB) | switches | stacks captured | lost | "
                   "switches not reported by the kernel |", "|---|---|---|---|---|---|"]
         for tool, (mib, n, rc) in sc.items():
@@ -415,8 +457,8 @@ def main():
                     " --settle %g" % a.settle if a.settle != 1.0 else "",
                     " --configs " + shlex.quote(",".join(a.configs)) if a.configs else "",
                     " --pin %d" % a.pin if a.pin is not None else "",
-                    " --baseline " + shlex.quote(a.baseline) if a.baseline else "",
-                    "--floor " if a.floor else "", " ".join(a.pythons),
+                    " --baseline " + build_arg(a.baseline) if a.baseline else "",
+                    "--floor " if a.floor else "", " ".join(py_arg(p) for p in a.pythons),
                     time.strftime("%Y-%m-%d %H:%M"), world())
     sections = []                  # (name, text): each its own block of the docs
     try:

@@ -8,9 +8,9 @@
 #           interpreter with headers is already there, e.g. pyenv's)
 #   run:    linux-perf (perf)
 #   sample mode (src/sample): libdw-dev and libelf-dev (elfutils: DWARF
-#           unwinding as perf does, ELF symbols), and for its BPF collector
-#           clang (the BPF target), bpftool (vmlinux.h, the skeleton) and
-#           libbpf-dev
+#           unwinding as perf does, ELF symbols) and libbpf-dev (its BPF
+#           collector); clang and bpftool only remake the BPF program
+#           (scripts/gen-bpf), which the tests compare with the tree's
 #   tests:  python3 (the test driver); strace (the no-shell check); tmux
 #           (perfpy top in a terminal); nodejs,
 #           npm, chromium and the node packages of tests/js (the report
@@ -30,16 +30,16 @@ need_debs=()
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
 have_deb() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
 
-have_cmd gcc || need_debs+=(gcc)
-have_cmd make || need_debs+=(make)
+# what the build needs, asked as the build asks it (scripts/probe: without
+# a compiler every library reads as missing, and is installed with it)
+probe=(cc make zlib libelf libdw libbpf)
+# clang and bpftool: the tests compile the BPF program afresh (gen-bpf --check)
+[ $tests = 1 ] && probe+=(clang bpftool)
+while read -r _ deb _; do
+    need_debs+=("$deb")
+done < <("$(dirname "$0")/probe" "${probe[@]}")
 have_cmd perf || need_debs+=(linux-perf)
 [ -x /usr/bin/python3 ] || need_debs+=(python3)
-have_deb zlib1g-dev || [ -f /usr/include/zlib.h ] || need_debs+=(zlib1g-dev)
-[ -f /usr/include/elfutils/libdwfl.h ] || need_debs+=(libdw-dev)
-[ -f /usr/include/libelf.h ] || need_debs+=(libelf-dev)
-have_cmd clang || need_debs+=(clang)
-have_cmd bpftool || [ -x /usr/sbin/bpftool ] || need_debs+=(bpftool)
-[ -f /usr/include/bpf/libbpf.h ] || need_debs+=(libbpf-dev)
 # the module needs some CPython 3.8+ with headers (scripts/find-pythons)
 [ -n "$(PYTHONS= "$(dirname "$0")/find-pythons" 2>/dev/null)" ] || need_debs+=(python3-dev)
 

@@ -40,6 +40,7 @@ import csv
 import hashlib
 import io
 import os
+import platform
 import re
 import shutil
 import stat
@@ -95,11 +96,48 @@ def interpreters():
     return found + [sys.executable]
 
 
+def probe(names):
+    """What of NAMES this machine lacks, said for a person (scripts/probe
+    --explain: the one place each build question is answered); "" when
+    nothing is."""
+    p = subprocess.run([os.path.join(ROOT, "scripts", "probe"), "--explain"] + names,
+                       stdout=subprocess.PIPE, universal_newlines=True)
+    return p.stdout.strip() if p.returncode != 0 else ""
+
+
+def sample_mode_wanted():
+    """Sample mode is built on x86_64 Linux unless PERFPY_NO_SAMPLE=1."""
+    return (sys.platform.startswith("linux") and platform.machine() == "x86_64"
+            and os.environ.get("PERFPY_NO_SAMPLE", "0") in ("", "0"))
+
+
+def check_machine():
+    """Stops before anything is built, with one message naming what to
+    install, when the build would fail or would lack sample mode."""
+    if not shutil.which("make") or not shutil.which("bash"):
+        raise SystemExit("perfpy: building perfpy needs make and bash\n"
+                         "  Debian/Ubuntu: apt-get install -y make\n"
+                         "  Fedora:        dnf install -y make")
+    lacks = probe(["cc", "zlib", "python:" + sys.executable])
+    if lacks:
+        raise SystemExit("perfpy: cannot be built here (nothing was installed)\n" + lacks)
+    if not sample_mode_wanted():
+        if platform.machine() != "x86_64":
+            sys.stderr.write("perfpy: sample mode is for x86_64 (this machine is %s): "
+                             "building without it\n" % platform.machine())
+        return
+    lacks = probe(["libelf", "libdw", "libbpf"])
+    if lacks:
+        raise SystemExit(
+            "perfpy: sample mode (the default as root: Python, C and kernel frames in one "
+            "stack, no hook in the program) needs libraries this machine lacks; nothing "
+            "was installed.\n%s\nInstall them and run pip install again; or install "
+            "without sample mode: PERFPY_NO_SAMPLE=1 pip install ." % lacks)
+
+
 def make(build):
     """Runs make into BUILD; returns the module file of this interpreter."""
-    if not shutil.which("make"):
-        raise SystemExit("perfpy: building perfpy needs make and a C compiler "
-                         "(Debian: apt-get install make gcc)")
+    check_machine()
     jobs = str(min(os.cpu_count() or 1, 4))
     cmd = ["make", "-C", ROOT, "-j" + jobs, "BUILD=" + build,
            "PYTHONS=" + " ".join(interpreters()), "all"]
@@ -107,11 +145,8 @@ def make(build):
     subprocess.run(cmd, stdout=sys.stderr, check=True)
     own = os.path.join(build, "lib", "perfpy" + sysconfig.get_config_var("EXT_SUFFIX"))
     if not os.path.isfile(own):
-        raise SystemExit(
-            "perfpy: no module was built for this Python %d.%d (%s): its headers are "
-            "missing (%s/Python.h; Debian: apt-get install python%d.%d-dev)"
-            % (sys.version_info[:2] + (sys.executable, sysconfig.get_config_var("INCLUDEPY"))
-               + sys.version_info[:2]))
+        raise SystemExit("perfpy: no module was built for this Python %d.%d (%s)"
+                         % (sys.version_info[:2] + (sys.executable,)))
     return own
 
 

@@ -1,6 +1,6 @@
 /*
  * Prints one CPython version's structure offsets, the fields of
- * src/sample/pyoffsets.h's list, as the headers it is built with say
+ * src/cpython/pyoffsets.h's list, as the headers it is built with say
  * (scripts/gen-pytables builds it against each interpreter's headers, and
  * with -DPy_GIL_DISABLED=1 for the free-threaded flavour of 3.13+), with
  * where _Py_DebugOffsets publishes each (3.13+). One line per field:
@@ -14,7 +14,7 @@
  */
 #define PP_COMPAT_OFFSETS_ONLY 1
 #include "compat.h"
-#include "sample/pyoffsets.h"
+#include "cpython/pyoffsets.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -42,7 +42,7 @@ const { chromium } = require(path.join(__dirname, '..', 'tests', 'js', 'node_mod
     await page.screenshot({ path: out, clip: { x: 0, y: 0, width, height } });
     if (measure) {
       const m = await page.evaluate(() => {
-        const hs = Array.from(document.querySelectorAll('#ppfg g.f text'))
+        const hs = Array.from(document.querySelectorAll('#pplabels text'))
           .filter(t => t.textContent.trim())
           .map(t => t.getBoundingClientRect().height).filter(x => x > 0).sort((a, b) => a - b);
         return { text_px: hs.length ? hs[Math.floor(hs.length / 2)] : 0, labels: hs.length };

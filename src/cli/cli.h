@@ -3,21 +3,19 @@
  * small helpers every subcommand uses (usage errors, the module directory,
  * the child environment, a checked close of stdout).
  *
- * Exit codes: 0 success, 1 failure, 2 usage error; `run` and `record` pass
- * the profiled program's own status on.
+ * Exit codes (PP_EXIT_*, sampler/request.h: perfpy-sample gives the same):
+ * 0 success, 1 failure, 2 usage error; `run` and `record` pass the
+ * profiled program's own status on.
  */
 #ifndef PERFPY_CLI_H
 #define PERFPY_CLI_H
 
 #include "perfpy/error.h"
+#include "sampler/request.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
-
-#define PP_EXIT_OK 0
-#define PP_EXIT_FAIL 1
-#define PP_EXIT_USAGE 2
 
 typedef int (*pp_cmd_fn)(int argc, char **argv);
 
@@ -41,10 +39,6 @@ int pp_cmd_exec(int argc, char **argv);    /* internal: record's program shim */
 /* "perfpy CMD: MESSAGE\nTry 'perfpy CMD --help'." on stderr; returns 2. */
 int pp_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* What a Python command line runs, for names: "app" for `python app.py`
- * (options before it skipped), "pkg" for `python -m pkg`, else the
- * program's file name ("python3" for `python3 -c ...`). */
-void pp_program_stem(char *const *argv, char *buf, size_t cap);
 /* "perfpy: MESSAGE" on stderr; returns 1. */
 int pp_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "perfpy: MESSAGE" of a library's error (include/perfpy/error.h); returns 1. */
@@ -72,23 +66,29 @@ int pp_find_libdir_quiet(char *buf, size_t cap);
  * with path the place beside perfpy and why what the build lacked ("" when
  * it did not say; libdir may be NULL). */
 int pp_sampler_find(const char *libdir, char *path, size_t cap, char *why, size_t why_cap);
-/* perfpy-sample --read ...: read mode's recorder (read_main.c). */
-int pp__read_main(int argc, char **argv);
-/* perfpy-sample --top INTERVAL ROWS --read ...: perfpy top in read mode
- * (read_main.c). */
-int pp__read_top(double interval, size_t rows, int argc, char **argv);
-/* perfpy-sample --dump (dump_main.c). */
-int pp__dump_main(int argc, char **argv);
-/* perfpy dump --async: the asyncio task tree of pid on out, as `python -m
- * asyncio pstree` draws it (dump_async.c). An exit status. */
-int pp__dump_async(pid_t pid, FILE *out);
+/* What a build without sample mode said of itself (why, and what to
+ * install), as one line; "" when it said nothing (libdir may be NULL). */
+void pp_sampler_lacks(const char *libdir, char *why, size_t cap);
 /* The sentence for a perfpy without it, from pp_sampler_find's path and why. */
 void pp_sampler_absent(const char *path, const char *why, char *buf, size_t cap);
+/* Whether sample mode can sample here (`perfpy-sample --check`, the one
+ * pp_sampler_find finds: its BPF program loads and attaches): 0; -ENOENT
+ * not in this perfpy, why saying what its build lacked and what to
+ * install; -ENOTSUP perfpy-sample built without it (it reads: read mode
+ * is there), why the same; -EPERM not here, with perfpy-sample's reason
+ * (privileges, BPF, BTF) in why. libdir may be NULL. */
+int pp_sampler_check(const char *libdir, char *why, size_t cap);
+/* Whether this process may read pid's memory (read mode): 0, or -errno
+ * (-EPERM: not permitted, -ENOSYS: the call is forbidden here). */
+int pp_sampler_can_read(pid_t pid);
+/* perfpy-sample at path in this process's place, asked rq (sampler/request.h):
+ * returns only when it could not run, with PP_EXIT_FAIL (said why). */
+int pp_sampler_exec(const char *path, const pp_request *rq);
 
 /* Sets up this process's environment for a Python child with the engine in
- * mode ("perf" or "jit"): PERFPY, PYTHONPATH (libdir first), and removes
+ * mode (perf or jit): PERFPY, PYTHONPATH (libdir first), and removes
  * CPython's own switches so that one engine runs, not two. */
-int pp_prepare_child_env(const char *libdir, const char *mode);
+int pp_prepare_child_env(const char *libdir, pp_mode mode);
 
 /* Whether perf's words say it was refused permission; and what to do
  * about it, for this user on this system. */
@@ -98,13 +98,5 @@ void pp_perf_refused_advice(char *buf, size_t cap);
 /* fflush + ferror + fclose of stdout: a full disk is an error, not a
  * truncated report. Returns 0 or 1 (after saying why). */
 int pp_close_stdout(void);
-
-/* The lines every mode of `perfpy record` prints at the end of a recording
- * (record_run.c; perfpy-sample too): stopped after N s (by --duration or
- * Ctrl-C), or the program's end by a signal or a status other than 0 (a
- * wait status); and, when nothing was sampled, that no profile is written
- * (pid: the process attached to, 0 the program). */
-void pp__record_say_end(int stopped, double seconds, int wait_status);
-void pp__record_say_no_samples(long pid, double seconds);
 
 #endif

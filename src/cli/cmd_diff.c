@@ -12,6 +12,7 @@
  *   perfpy diff before.txt after.txt            (after-diff.html, the table on stderr)
  */
 #include "cli.h"
+#include "help.h"
 #include "options.h"
 #include "report/report.h"
 
@@ -29,50 +30,47 @@ static const pp_format formats[] = {
      .summary = "the table as text"},
 };
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "usage: perfpy diff [-f FORMAT] [-o FILE] BASE NEW\n"
-            "\n"
-            "Compare two profiles perfpy wrote (-f collapsed, or -f pprof), BASE the one\n"
-            "before and NEW the one after a change. Each profile's numbers are shares of\n"
-            "its own samples, so runs of different lengths or rates compare; a change is\n"
-            "NEW's share minus BASE's, in percentage points. The table of the functions\n"
-            "whose own share changed most goes to stderr.\n"
-            "\n"
-            "options:\n"
-            "  -f, --format FORMAT  html (default: the differential flame graph, NEW's\n"
-            "                       call tree red where it grew and blue where it shrank,\n"
-            "                       and the table), flamegraph (.svg, the graph alone),\n"
-            "                       table (text, to standard output unless -o)\n"
-            "  -o, --output FILE    where to write; '-' for standard output (default:\n"
-            "                       NEW's file name without its extension, then\n"
-            "                       -diff.html or -diff.svg, in the current directory;\n"
-            "                       standard output for table)\n"
-            "      --title TEXT     title of the page (default: 'NEW vs BASE', their\n"
-            "                       file names)\n"
-            "      --top N          rows of the table (default: 25 in text, 200 in html,\n"
-            "                       10 on stderr)\n"
-            "  -q, --quiet          no table on stderr (default: printed)\n"
-            "  -h, --help           this help\n"
-            "\n"
-            "exit status: 0 written, 1 failed (a profile unreadable, nothing written),\n"
-            "2 usage error\n"
-            "\n"
-            "example:\n"
-            "  perfpy diff before.txt after.txt\n");
-}
-
-typedef struct diff_cli {
-    const pp_format *format;
-    const char *output, *title, *base, *nw;
-    int quiet;
-    long top;
-} diff_cli;
+static const char *const help[] = {
+    "usage: perfpy diff [-f FORMAT] [-o FILE] BASE NEW",
+    "",
+    "Compare two profiles perfpy wrote (-f perfpy, -f collapsed or -f pprof),",
+    "BASE the one before and NEW the one after a change. Each profile's numbers",
+    "are shares of its own samples, so runs of different lengths or rates",
+    "compare, and each process's of its own (the processes of one name",
+    "together: a child that ran longer does not shrink its parent's shares); a",
+    "change is NEW's share minus BASE's, in percentage points. A frame's file is",
+    "compared by its path below its sys.path entry ('app.py', 'flask/app.py',",
+    "'threading.py'), so two checkouts of a program, or two interpreters,",
+    "compare. The table of the functions whose own share changed most goes to",
+    "stderr.",
+    "",
+    "options:",
+    "  -f, --format FORMAT  html (default: the differential flame graph, NEW's",
+    "                       call tree red where it grew and blue where it shrank,",
+    "                       and the table), flamegraph (.svg, the graph alone),",
+    "                       table (text, to standard output unless -o)",
+    "  -o, --output FILE    where to write; '-' for standard output (default:",
+    "                       NEW's file name without its extension, then",
+    "                       -diff.html or -diff.svg, in the current directory;",
+    "                       standard output for table)",
+    "      --title TEXT     title of the page (default: 'NEW vs BASE', their",
+    "                       file names)",
+    "      --top N          rows of the table (default: 25 in text, 200 in html,",
+    "                       10 on stderr)",
+    "  -q, --quiet          no table on stderr (default: printed)",
+    "  -h, --help           this help",
+    "",
+    "exit status: 0 written, 1 failed (a profile unreadable, nothing written),",
+    "2 usage error",
+    "",
+    "example:",
+    "  perfpy diff before.txt after.txt",
+    NULL,
+};
 
 static int diff_option(int c, void *opts, pp_usage *u)
 {
-    diff_cli *o = opts;
+    pp_diff_cli *o = opts;
 
     switch (c) {
     case 'f':
@@ -98,7 +96,7 @@ static int diff_option(int c, void *opts, pp_usage *u)
     return PP_PARSED_RUN;
 }
 
-static int diff_parse(int argc, char **argv, diff_cli *o, pp_usage *u)
+int pp_diff_parse(int argc, char **argv, pp_diff_cli *o, pp_usage *u)
 {
     static const struct option opts[] = {
         {"format", required_argument, NULL, 'f'},
@@ -132,7 +130,7 @@ static const char *base_name(const char *path)
 }
 
 /* NEW's name without its directory and extension, then the format's. */
-static void default_output(const diff_cli *o, char *buf, size_t cap)
+static void default_output(const pp_diff_cli *o, char *buf, size_t cap)
 {
     const char *slash = strrchr(o->nw, '/'), *name = slash ? slash + 1 : o->nw;
     const char *dot = strchr(name, '.');
@@ -143,7 +141,7 @@ static void default_output(const diff_cli *o, char *buf, size_t cap)
 
 int pp_cmd_diff(int argc, char **argv)
 {
-    diff_cli o;
+    pp_diff_cli o;
     pp_usage u;
     pp_profile base, nw;
     pp_error e;
@@ -151,7 +149,7 @@ int pp_cmd_diff(int argc, char **argv)
     char path[PATH_MAX], title[2 * PATH_MAX + 8];
     int rc, to_stdout = 0;
 
-    if ((rc = pp_parsed("diff", diff_parse(argc, argv, &o, &u), &u, help)) >= 0)
+    if ((rc = pp_parsed("diff", pp_diff_parse(argc, argv, &o, &u), &u, help)) >= 0)
         return rc;
     if (!o.output)
         default_output(&o, path, sizeof(path));

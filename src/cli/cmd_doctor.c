@@ -20,7 +20,9 @@
  *               only: the trampoline modes do not need it
  */
 #include "cli.h"
+#include "help.h"
 #include "interp.h"
+#include "mode.h"
 #include "options.h"
 #include "places.h"
 #include "record.h"
@@ -43,6 +45,10 @@
 
 typedef struct doctor {
     int fails, warns;
+    /* perf's own problems: FAIL, or warn where perfpy-sample is there
+     * (sample and read modes record without perf; the hook modes, -f perf
+     * and perf's tools need it) */
+    const char *perf_level;
 } doctor;
 
 static void say(doctor *d, const char *level, const char *what, const char *fmt, ...)
@@ -63,28 +69,27 @@ static void say(doctor *d, const char *level, const char *what, const char *fmt,
     putchar('\n');
 }
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "usage: perfpy doctor [--dir DIR] [-- PYTHON]\n"
-            "\n"
-            "Check that `perfpy record` will work here: perf (installed, version,\n"
-            "permitted, DWARF unwinding), kernel settings, /tmp and the dump directory,\n"
-            "the Python interpreter (supported version, frame pointers, perfpy's\n"
-            "module), and whether sample mode can sample here (BPF, privileges). Each\n"
-            "problem is printed with its fix.\n"
-            "\n"
-            "options:\n"
-            "  --dir DIR     the jitdump directory to check (default: $PERFPY_JITDUMP_DIR,\n"
-            "                else /tmp)\n"
-            "  -h, --help    this help\n"
-            "  -- PYTHON     the interpreter to check (default: python3 on PATH)\n"
-            "\n"
-            "environment:\n"
-            "  PERF          the perf executable (default: perf on PATH)\n"
-            "\n"
-            "exit status: 0 if recording will work, 1 if not, 2 usage error\n");
-}
+static const char *const help[] = {
+    "usage: perfpy doctor [--dir DIR] [-- PYTHON]",
+    "",
+    "Check that `perfpy record` will work here: perf (installed, version,",
+    "permitted, DWARF unwinding), kernel settings, /tmp and the dump directory,",
+    "the Python interpreter (supported version, frame pointers, perfpy's",
+    "module), and whether sample mode can sample here (BPF, privileges). Each",
+    "problem is printed with its fix.",
+    "",
+    "options:",
+    "  --dir DIR     the jitdump directory to check (default: $PERFPY_JITDUMP_DIR,",
+    "                else /tmp)",
+    "  -h, --help    this help",
+    "  -- PYTHON     the interpreter to check (default: python3 on PATH)",
+    "",
+    "environment:",
+    "  PERF          the perf executable (default: perf on PATH)",
+    "",
+    "exit status: 0 if recording will work, 1 if not, 2 usage error",
+    NULL,
+};
 
 static int read_int_file(const char *path, int *v)
 {
@@ -126,17 +131,18 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     if (st == -1 || (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !out[0]) ||
         pp_perf_find(NULL, perf, cap, NULL) < 0) {
         if (strcmp(want, "perf") != 0)
-            say(d, "FAIL", "perf", "PERF=%s is not an executable: point PERF at perf, or "
+            say(d, d->perf_level, "perf", "PERF=%s is not an executable: point PERF at perf, or "
                 "unset it to use perf from PATH", want);
         else
-            say(d, "FAIL", "perf", "not found on PATH: install it (Debian: apt-get "
+            say(d, d->perf_level, "perf", "not found on PATH: install it (Debian: apt-get "
                 "install linux-perf; Ubuntu: apt-get install linux-tools-$(uname -r)), "
-                "or set PERF=/path/to/perf");
+                "or set PERF=/path/to/perf%s", d->perf_level[0] == 'w' ? " (the hook modes "
+                "and -f perf need it; sample and read modes do not)" : "");
         return;
     }
     first_line(out);
     if (st != 0) {
-        say(d, "FAIL", "perf", "%s does not run (%s): reinstall linux-perf", perf, out);
+        say(d, d->perf_level, "perf", "%s does not run (%s): reinstall linux-perf", perf, out);
         return;
     }
     say(d, "ok", "perf", "%s (%s)", perf, out);
@@ -153,11 +159,12 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
             "built with frame pointers)");
         break;
     default:
-        say(d, "FAIL", "perf DWARF unwinding", "this perf was built without libdw/libunwind: "
+        say(d, d->perf_level, "perf DWARF unwinding", "this perf was built without "
+            "libdw/libunwind: "
             "jit mode cannot unwind; install a distribution perf (apt-get install linux-perf)");
     }
     if (!mkdtemp(tmp)) {
-        say(d, "FAIL", "perf record", "cannot make a temporary directory in /tmp: %s",
+        say(d, d->perf_level, "perf record", "cannot make a temporary directory in /tmp: %s",
             strerror(errno));
         return;
     }
@@ -175,13 +182,13 @@ static void check_perf(doctor *d, char *perf, size_t cap, int *usable)
     } else if (pp_perf_refused(out)) {
         char advice[1024];
         pp_perf_refused_advice(advice, sizeof(advice));
-        say(d, "FAIL", "perf record", "not permitted: %s", advice);
+        say(d, d->perf_level, "perf record", "not permitted: %s", advice);
     } else {
         char *p = out;
         while (*p == '\n' || strncmp(p, "Error:\n", 7) == 0)
             p += *p == '\n' ? 1 : 7;
         first_line(p);
-        say(d, "FAIL", "perf record", "fails: %s", *p ? p : "(no message)");
+        say(d, d->perf_level, "perf record", "fails: %s", *p ? p : "(no message)");
     }
     if (*usable) {
         char *kern[] = {perf, "record", "-q", "--no-bpf-event", "-B", "-e", "cpu-clock:k", "-o",
@@ -265,9 +272,10 @@ static void check_sample(doctor *d)
 
     if (pp_find_libdir_quiet(libdir, sizeof(libdir)) != 0)
         libdir[0] = '\0';
-    rc = pp__record_sample_check(libdir[0] ? libdir : NULL, out, sizeof(out));
-    if (rc == -ENOENT) {
-        say(d, "warn", "sample mode", "%s; the trampoline modes work without it", out);
+    rc = pp_sampler_check(libdir[0] ? libdir : NULL, out, sizeof(out));
+    if (rc == -ENOENT || rc == -ENOTSUP) {
+        say(d, "warn", "sample mode", "%s; until then %sthe trampoline modes work", out,
+            rc == -ENOTSUP ? "read mode and " : "");
         return;
     }
     if (rc == 0)
@@ -342,7 +350,7 @@ static void check_python(doctor *d, const char *python)
     say(d, in.minor > 15 ? "warn" : "ok", "python", "%s%s is CPython %s%s", python, where,
         in.version, in.minor > 15 ? " (newer than 3.15: untested)" : "");
     check_symbols(d, in.executable[0] ? in.executable : python, &in);
-    say(d, "info", "frame pointers", strcmp(pp_interp_auto_mode(&in), "perf") == 0 ?
+    say(d, "info", "frame pointers", pp_interp_auto_mode(&in) == PP_MODE_PERF ?
         "kept: the hook modes (perfpy run, record --mode hook) use perf-map mode with "
         "frame-pointer stacks" :
         "omitted: the hook modes (perfpy run, record --mode hook) use jit mode (jitdump + "
@@ -362,8 +370,8 @@ static void check_python(doctor *d, const char *python)
 }
 
 /* Which mode each kind of run gets here, and why: record's own choice
- * (record_mode.c), asked for a program of PYTHON, for a process of this
- * user started without perfpy (this one stands for it), and for a run that
+ * (mode.c), asked for a program of PYTHON, for a process of this user
+ * started without perfpy (this one stands for it), and for a run that
  * needs perf's recording. */
 static void check_modes(doctor *d, const char *python)
 {
@@ -371,25 +379,24 @@ static void check_modes(doctor *d, const char *python)
     pp_record_opts o;
     pp_mode_choice c;
     char out[4096], libdir[PATH_MAX], *argv[] = {(char *)python, NULL};
-    const char *dir;
+    pp_mode_ask a = {.asked = PP_MODE_AUTO, .argv = argv, .interp = &in};
 
     if (pp_interp_probe(python, &in, out, sizeof(out)) != 0)
         memset(&in, 0, sizeof(in));
-    dir = pp_find_libdir_quiet(libdir, sizeof(libdir)) == 0 ? libdir : NULL;
-    memset(&o, 0, sizeof(o));
-    o.mode = "auto";
-    o.format = pp_format_find("flamegraph");
-    o.argv = argv;
-    pp__record_best_mode(&o, &in, dir, &c);
+    a.libdir = pp_find_libdir_quiet(libdir, sizeof(libdir)) == 0 ? libdir : NULL;
+    pp_mode_resolve(&a, &c);
     say(d, "info", "mode: record -- PYTHON", "%s", c.why);
-    o.argv = NULL;
-    o.pid = getpid();
-    pp__record_best_mode(&o, &in, dir, &c);
+    a.argv = NULL;
+    a.pid = getpid();
+    a.engine = PP_ENGINE_UNASKED;
+    pp_mode_resolve(&a, &c);
     say(d, "info", "mode: record -p PID", "%s", c.why);
-    o.pid = 0;
-    o.argv = argv;
+    memset(&o, 0, sizeof(o));
     o.format = pp_format_find("perf");
-    pp__record_best_mode(&o, &in, dir, &c);
+    a.argv = argv;
+    a.pid = 0;
+    a.perf_only = pp__record_perf_only(&o);
+    pp_mode_resolve(&a, &c);
     say(d, "info", "mode: run, record -f perf", "%s", c.why);
 }
 
@@ -427,7 +434,8 @@ int pp_cmd_doctor(int argc, char **argv)
     pp_usage u;
     const char *dumpdir, *python;
     char perf[PATH_MAX];
-    doctor d = {0, 0};
+    doctor d = {0, 0, "FAIL"};
+    char libdir[PATH_MAX], sampler[PATH_MAX + 16], why[512];
     int usable, rc;
 
     if ((rc = pp_parsed("doctor", pp_doctor_parse(argc, argv, &o, &u), &u, help)) >= 0)
@@ -437,6 +445,11 @@ int pp_cmd_doctor(int argc, char **argv)
     if (!dumpdir || !*dumpdir)
         dumpdir = "/tmp";
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (pp_find_libdir_quiet(libdir, sizeof(libdir)) != 0)
+        libdir[0] = '\0';
+    if (pp_sampler_find(libdir[0] ? libdir : NULL, sampler, sizeof(sampler), why,
+                        sizeof(why)) == 0)
+        d.perf_level = "warn";
     check_perf(&d, perf, sizeof(perf), &usable);
     check_system(&d);
     check_dir(&d, "perf map directory", "/tmp", 0);

@@ -4,10 +4,11 @@
  * What every thread of a running Python program is doing now: its state
  * (running, or waiting in which system call) and its stack as a profile
  * reads it (Python frames at their executing lines, native frames, kernel
- * frames). The reading is perfpy-sample's (dump_main.c: it links
+ * frames). The reading is perfpy-sample's (src/sampler/dump_print.c: it links
  * elfutils); this file parses the options and hands over.
  */
 #include "cli.h"
+#include "help.h"
 #include "options.h"
 
 #include <errno.h>
@@ -17,60 +18,59 @@
 #include <string.h>
 #include <unistd.h>
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "usage: perfpy dump [options] PID\n"
-            "\n"
-            "Show what every thread of the running Python program PID is doing now:\n"
-            "its name, its state (running, or waiting in which system call), whether\n"
-            "it holds the GIL, and its stack: Python frames at their executing lines,\n"
-            "the C and kernel frames under them. Nothing is installed in the program\n"
-            "and no code runs in it. CPython 3.8 to 3.15.\n"
-            "\n"
-            "How it is read, the best way this machine allows (said in the output):\n"
-            "  sample mode (root, or CAP_BPF and CAP_PERFMON; a kernel with BPF and\n"
-            "      BTF): with BPF, the program is never stopped: each thread off the\n"
-            "      CPU is read where it waits, each one running in its next sample\n"
-            "  read mode (otherwise): every thread is stopped together with ptrace\n"
-            "      for as long as its registers, stack and Python frames are read\n"
-            "      (milliseconds; the time is said), then let go. That needs\n"
-            "      the right to trace PID: its own user (unless\n"
-            "      kernel.yama.ptrace_scope forbids it), or root; root also gets\n"
-            "      each thread's whole kernel stack (others the kernel function it\n"
-            "      waits in). A thread another tracer holds (a debugger, strace) is\n"
-            "      read without stopping, without its C frames.\n"
-            "\n"
-            "options:\n"
-            "  -p, --pid PID        the process (default: the operand PID)\n"
-            "  -j, --json           one JSON object on stdout: {\"processes\": [...]}\n"
-            "                       (default: text)\n"
-            "  -l, --locals         each Python frame's local variables: ints, floats,\n"
-            "                       strs, bytes, bools and None by value, other objects\n"
-            "                       by their type (read from memory; default: off)\n"
-            "  -s, --subprocesses   the program's descendants too (default: off)\n"
-            "      --nonblocking    never stop the program, even for a moment (in\n"
-            "                       read mode: no C frames then; sample mode never\n"
-            "                       stops it; default: off)\n"
-            "      --mode MODE      auto, sample (BPF; refused where it cannot load)\n"
-            "                       or read (ptrace) (default: auto: sample mode where\n"
-            "                       it loads, else read mode)\n"
-            "      --no-native      Python frames only (default: C and kernel frames too)\n"
-            "      --async          then asyncio's task tree (CPython 3.14+), as python3 -m\n"
-            "                       asyncio pstree PID draws it: every task under the\n"
-            "                       task awaiting it, with its coroutines at their lines;\n"
-            "                       read from outside until two reads agree (or while no\n"
-            "                       thread ran), else marked as changing (default: off)\n"
-            "  -h, --help           this help\n"
-            "\n"
-            "exit status: 0 read, 1 the process could not be read (no such process,\n"
-            "not a Python, a Python older than 3.8, not permitted, it ended), 2 usage\n"
-            "error\n"
-            "\n"
-            "examples:\n"
-            "  perfpy dump 4242\n"
-            "  perfpy dump --locals --json 4242\n");
-}
+static const char *const help[] = {
+    "usage: perfpy dump [options] PID",
+    "",
+    "Show what every thread of the running Python program PID is doing now:",
+    "its name, its state (running, or waiting in which system call), whether",
+    "it holds the GIL, and its stack: Python frames at their executing lines,",
+    "the C and kernel frames under them. Nothing is installed in the program",
+    "and no code runs in it. CPython 3.8 to 3.15.",
+    "",
+    "How it is read, the best way this machine allows (said in the output):",
+    "  sample mode (root, or CAP_BPF and CAP_PERFMON; a kernel with BPF and",
+    "      BTF): with BPF, the program is never stopped: each thread off the",
+    "      CPU is read where it waits, each one running in its next sample",
+    "  read mode (otherwise): every thread is stopped together with ptrace",
+    "      for as long as its registers, stack and Python frames are read",
+    "      (milliseconds; the time is said), then let go. That needs",
+    "      the right to trace PID: its own user (unless",
+    "      kernel.yama.ptrace_scope forbids it), or root; root also gets",
+    "      each thread's whole kernel stack (others the kernel function it",
+    "      waits in). A thread another tracer holds (a debugger, strace) is",
+    "      read without stopping, without its C frames.",
+    "",
+    "options:",
+    "  -p, --pid PID        the process (default: the operand PID)",
+    "  -j, --json           one JSON object on stdout: {\"processes\": [...]}",
+    "                       (default: text)",
+    "  -l, --locals         each Python frame's local variables: ints, floats,",
+    "                       strs, bytes, bools and None by value, other objects",
+    "                       by their type (read from memory; default: off)",
+    "  -s, --subprocesses   the program's descendants too (default: off)",
+    "      --nonblocking    never stop the program, even for a moment (in",
+    "                       read mode: no C frames then; sample mode never",
+    "                       stops it; default: off)",
+    "      --mode MODE      auto, sample (BPF; refused where it cannot load)",
+    "                       or read (ptrace) (default: auto: sample mode where",
+    "                       it loads, else read mode)",
+    "      --no-native      Python frames only (default: C and kernel frames too)",
+    "      --async          then asyncio's task tree (CPython 3.14+), as python3 -m",
+    "                       asyncio pstree PID draws it: every task under the",
+    "                       task awaiting it, with its coroutines at their lines;",
+    "                       read from outside until two reads agree (or while no",
+    "                       thread ran), else marked as changing (default: off)",
+    "  -h, --help           this help",
+    "",
+    "exit status: 0 read, 1 the process could not be read (no such process,",
+    "not a Python, a Python older than 3.8, not permitted, it ended), 2 usage",
+    "error",
+    "",
+    "examples:",
+    "  perfpy dump 4242",
+    "  perfpy dump --locals --json 4242",
+    NULL,
+};
 
 static int dump_option(int c, void *opts, pp_usage *u)
 {
@@ -123,7 +123,7 @@ int pp_dump_parse(int argc, char **argv, pp_dump_cli *o, pp_usage *u)
     int rc;
 
     memset(o, 0, sizeof(*o));
-    o->mode = "auto";
+    o->mode = PP_MODE_AUTO;
     rc = pp_getopt_each(argc, argv, ":p:jlsh", opts, dump_option, o, u);
     if (rc != PP_PARSED_RUN)
         return rc;
@@ -147,8 +147,8 @@ int pp_cmd_dump(int argc, char **argv)
 {
     pp_dump_cli o;
     pp_usage u;
-    char libdir[PATH_MAX], helper[PATH_MAX + 16], why[512], said[1024], pid[32];
-    char *args[11];
+    char libdir[PATH_MAX], helper[PATH_MAX + 16], why[512], said[1024];
+    pp_request rq;
     int rc;
 
     if ((rc = pp_parsed("dump", pp_dump_parse(argc, argv, &o, &u), &u, help)) >= 0)
@@ -160,20 +160,16 @@ int pp_cmd_dump(int argc, char **argv)
         pp_sampler_absent(helper, why, said, sizeof(said));
         return pp_fail("perfpy dump reads with perfpy-sample, and %s", said);
     }
-    snprintf(pid, sizeof(pid), "%ld", o.pid);
-    args[0] = helper;
-    args[1] = "--dump";
-    args[2] = o.json ? "1" : "0";
-    args[3] = o.locals ? "1" : "0";
-    args[4] = o.subprocesses ? "1" : "0";
-    args[5] = o.nonblocking ? "1" : "0";
-    args[6] = o.no_native ? "1" : "0";
-    args[7] = o.async ? "1" : "0";
-    args[8] = (char *)o.mode;
-    args[9] = pid;
-    args[10] = NULL;
-    fflush(stdout);
-    fflush(stderr);
-    execv(helper, args);
-    return pp_fail("cannot run %s: %s", helper, strerror(errno));
+    memset(&rq, 0, sizeof(rq));
+    rq.what = PP_REQUEST_DUMP;
+    rq.mode = o.mode;           /* auto: perfpy-sample tries its collector first */
+    rq.target = PP_TARGET_PID;
+    rq.pid = o.pid;
+    rq.json = o.json;
+    rq.locals = o.locals;
+    rq.subprocesses = o.subprocesses;
+    rq.nonblocking = o.nonblocking;
+    rq.no_native = o.no_native;
+    rq.async = o.async;
+    return pp_sampler_exec(helper, &rq);
 }

@@ -17,8 +17,10 @@
  * and debug-entry iterators); this file only counts and prints.
  */
 #include "cli.h"
+#include "help.h"
 #include "options.h"
 #include "perfpy/jitdump_read.h"
+#include "profile/htab.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -27,32 +29,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "usage: perfpy jitdump [--list] FILE\n"
-            "\n"
-            "Check a jitdump file (jit-<pid>.dump, written by `perfpy run --mode\n"
-            "jit`, CPython's -X perf_jit or another JIT) the way `perf inject --jit`\n"
-            "reads it, and summarise it: pid, records by type, code loads, first and\n"
-            "last timestamps, and whether every code load has unwinding and debug\n"
-            "info. If the file is damaged, say what is wrong and at which byte. A\n"
-            "file that only ends inside a record (its writer was killed while\n"
-            "writing it) is valid up to there: a note says so.\n"
-            "\n"
-            "options:\n"
-            "  -l, --list  also list every code load: code_index, address (hex),\n"
-            "              size (bytes), name, and source file:line from its debug\n"
-            "              record (default: the summary only)\n"
-            "  -h, --help  this help\n"
-            "\n"
-            "exit status: 0 valid (a cut last record included), 1 damaged or\n"
-            "unreadable, 2 usage error\n"
-            "\n"
-            "example:\n"
-            "  PERFPY_JITDUMP_DIR=/tmp/d perfpy run --mode jit -- python app.py\n"
-            "  perfpy jitdump --list /tmp/d/jit-*.dump\n");
-}
+static const char *const help[] = {
+    "usage: perfpy jitdump [--list] FILE",
+    "",
+    "Check a jitdump file (jit-<pid>.dump, written by `perfpy run --mode",
+    "jit`, CPython's -X perf_jit or another JIT) the way `perf inject --jit`",
+    "reads it, and summarise it: pid, records by type, code loads, first and",
+    "last timestamps, and whether every code load has unwinding and debug",
+    "info. If the file is damaged, say what is wrong and at which byte. A",
+    "file that only ends inside a record (its writer was killed while",
+    "writing it) is valid up to there: a note says so.",
+    "",
+    "options:",
+    "  -l, --list  also list every code load: code_index, address (hex),",
+    "              size (bytes), name, and source file:line from its debug",
+    "              record (default: the summary only)",
+    "  -h, --help  this help",
+    "",
+    "exit status: 0 valid (a cut last record included), 1 damaged or",
+    "unreadable, 2 usage error",
+    "",
+    "example:",
+    "  PERFPY_JITDUMP_DIR=/tmp/d perfpy run --mode jit -- python app.py",
+    "  perfpy jitdump --list /tmp/d/jit-*.dump",
+    NULL,
+};
 
 static const char *machine_name(uint32_t m)
 {
@@ -82,14 +83,8 @@ struct summary {
 
 static int keep_name(struct summary *s, const char *name)
 {
-    if (s->nnames == s->names_cap) {
-        size_t cap = s->names_cap ? s->names_cap * 2 : 256;
-        const char **p = realloc(s->names, cap * sizeof(*p));
-        if (!p)
-            return -ENOMEM;
-        s->names = p;
-        s->names_cap = cap;
-    }
+    if (pp__grow((void **)&s->names, &s->names_cap, s->nnames + 1, sizeof(*s->names)) < 0)
+        return -ENOMEM;
     s->names[s->nnames++] = name;
     return 0;
 }

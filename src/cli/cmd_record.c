@@ -46,6 +46,7 @@
  */
 #include "cli.h"
 #include "interp.h"
+#include "mode.h"
 #include "options.h"
 #include "places.h"
 #include "record.h"
@@ -68,7 +69,7 @@
 
 /* ---- names ------------------------------------------------------------------- */
 
-/* "app" for `python app.py`, "pkg" for `python -m pkg` (pp_program_stem),
+/* "app" for `python app.py`, "pkg" for `python -m pkg` (pp_fold_service_of),
  * the process's comm when attached, "host" for -a. */
 static void program_stem(const pp_record_opts *o, char *buf, size_t cap)
 {
@@ -90,7 +91,7 @@ static void program_stem(const pp_record_opts *o, char *buf, size_t cap)
         snprintf(buf, cap, "%s", comm[0] ? comm : "pid");
         return;
     }
-    pp_program_stem(o->argv, buf, cap);
+    pp_fold_service_of(o->argv, buf, cap);
 }
 
 static void default_output(const pp_record_opts *o, char *buf, size_t cap)
@@ -122,7 +123,7 @@ typedef struct plan {
     pp_record_opts o;
     pp_interp interp;            /* the target (known = 0 with -p, or not a Python) */
     pp_unwinder unwinder;
-    const char *mode;            /* "perf" or "jit" */
+    pp_mode mode;                /* as mode.c decided: sample, read, perf or jit */
     int fp;                      /* frame-pointer call graphs (perf mode, kept by libpython) */
     enum jit_place jit_at;
     char perf[PATH_MAX], self[PATH_MAX], libdir[PATH_MAX], output[PATH_MAX];
@@ -173,19 +174,15 @@ static int script_missing(char **argv)
 static int check_program(plan *p)
 {
     const pp_interp *info = &p->interp;
-    char module[PATH_MAX + 128], why[PATH_MAX + 128];
+    char why[PATH_MAX + 128];
     const char *name = p->o.argv[0];
 
     if (pp_interp_of_program(name, &p->interp) < 0)
         return pp_fail("cannot find '%s'%s (is the interpreter installed? give its "
                        "full path, e.g. /usr/bin/python3)", name,
                        strchr(name, '/') ? "" : " on PATH");
-    if (!info->known) {
-        fprintf(stderr, "perfpy: '%s' is neither a Python interpreter nor a script one "
-                "runs; recording it anyway, in %s mode (every Python process it starts "
-                "is profiled)\n", name, strcmp(p->o.mode, "auto") == 0 ? "jit" : p->o.mode);
+    if (!info->known)
         return 0;
-    }
     if (!pp_interp_supported(info, why, sizeof(why))) {
         fprintf(stderr, "perfpy: %s\n", why);           /* before anything runs */
         return PP_EXIT_USAGE;
@@ -197,8 +194,26 @@ static int check_program(plan *p)
         fflush(stderr);
         return pp_exec(p->o.argv);
     }
-    /* sample mode reads the process from outside: no module of its version */
-    if (strcmp(p->o.mode, "sample") != 0 &&
+    return 0;
+}
+
+/* Once its mode is decided (c): a program that is no Python is recorded
+ * anyway, said; one that is needs perfpy's module of its version unless
+ * sample mode was asked (sample mode reads the process from outside). 0,
+ * or the exit status after saying what is wrong. */
+static int check_module(plan *p, const pp_mode_choice *c)
+{
+    const pp_interp *info = &p->interp;
+    char module[PATH_MAX + 128];
+
+    if (!info->known) {
+        fprintf(stderr, "perfpy: '%s' is neither a Python interpreter nor a script one "
+                "runs; recording it anyway, in %s mode (every Python process it starts "
+                "is profiled)\n", p->o.argv[0],
+                pp_request_mode_name(p->o.mode == PP_MODE_HOOK ? PP_MODE_HOOK : c->mode));
+        return 0;
+    }
+    if ((c->mode != PP_MODE_SAMPLE || c->chosen) &&
         pp_interp_module(info, p->libdir, module, sizeof(module)) < 0)
         return pp_fail("no perfpy module for Python %d.%d (%s is missing): build it with "
                        "`make PYTHONS=%s`", info->major, info->minor, module, info->path);
@@ -244,65 +259,41 @@ static int self_exe(char *buf, size_t cap)
     return 0;
 }
 
-/* Attaching (-p) in a trampoline mode names Python functions only where an
- * engine runs in the process: asked before recording, from its files
- * (places.c). Without one, --mode auto samples it instead (sample mode
- * reads any CPython) when it can here; otherwise, or with --mode perf|jit
- * asked for, one line says what to do. 0 (p->o.mode may now be "sample"),
- * or an exit status. */
-static int attach_mode(plan *p)
+/* The output's name (checked writable; --every's directory is made and
+ * checked by the sampler). 0 or an exit status. */
+static int output_name(plan *p)
 {
-    pp_engine_seen seen = pp_places_engine_of(p->o.pid);
-    const char *want = p->o.mode;
-    char why[PATH_MAX + 1024];
-    pp_usage u;
-    int sample;
+    if (p->o.output)
+        snprintf(p->output, sizeof(p->output), "%s", p->o.output);
+    else if (p->o.every)
+        snprintf(p->output, sizeof(p->output), "perfpy-profiles");
+    else
+        default_output(&p->o, p->output, sizeof(p->output));
+    return p->o.every ? 0 : check_output(p);
+}
 
-    if (seen == PP_ENGINE_JIT && strcmp(want, "perf") != 0) {
-        p->o.mode = "jit";
-        return 0;
-    }
-    if (seen == PP_ENGINE_MAP && strcmp(want, "jit") != 0) {
-        p->o.mode = "perf";
-        return 0;
-    }
-    if (seen != PP_ENGINE_NONE)
-        return pp_fail("the process %ld runs perfpy's engine in %s mode, not %s: give "
-                       "--mode %s (or auto)", p->o.pid, seen == PP_ENGINE_JIT ? "jit" : "perf",
-                       want, seen == PP_ENGINE_JIT ? "jit" : "perf");
-    if (pp_find_libdir_quiet(p->libdir, sizeof(p->libdir)) != 0)
-        p->libdir[0] = '\0';
-    sample = strcmp(want, "auto") == 0 &&
-             pp__record_sample_check(p->libdir[0] ? p->libdir : NULL, why, sizeof(why)) == 0;
-    if (sample && pp__record_sample_refusal(&p->o, &u) != PP_PARSED_RUN)
-        return pp_fail("the process %ld was not started with perfpy's engine, and sample "
-                       "mode, which could attach to it, cannot do this: %s", p->o.pid,
-                       u.message);
-    if (sample) {
-        fprintf(stderr, "perfpy: the process %ld was not started with perfpy's engine: "
-                "attaching in sample mode, which reads its Python frames from outside "
-                "(nothing installed in it)\n", p->o.pid);
-        p->o.mode = "sample";
-        return 0;
-    }
-    if (strcmp(want, "auto") == 0 && !strstr(why, "not in this perfpy") &&
-        pp__record_can_read((pid_t)p->o.pid) == 0 &&
-        pp__record_sample_refusal(&(pp_record_opts){.format = p->o.format, .mode = "read",
-                                                    .inline_frames = p->o.inline_frames,
-                                                    .stack_size_given = p->o.stack_size_given,
-                                                    .keep = p->o.keep}, &u) == PP_PARSED_RUN) {
-        fprintf(stderr, "perfpy: the process %ld was not started with perfpy's engine, and "
-                "sample mode cannot run here (%s): attaching in read mode, which reads its "
-                "Python frames from outside with no privilege (nothing installed in it)\n",
-                p->o.pid, why);
-        p->o.mode = "read";
-        return 0;
-    }
-    return pp_fail("the process %ld was not started with perfpy's engine, so perf cannot name "
-                   "its Python functions: start it with `perfpy run --mode jit -- python3 "
-                   "app.py` (or PERFPY=jit with perfpy installed in its Python), or read it "
-                   "from outside: perfpy record --mode read -p %ld (no root), --mode sample "
-                   "-p %ld (root)", p->o.pid, p->o.pid, p->o.pid);
+/* What mode.c is told: what the options ask, and the target. sample and
+ * read hold the sentences of what each mode cannot do of the options. */
+static void ask_of(const plan *p, pp_usage sample_read[2], pp_mode_ask *a)
+{
+    pp_record_opts as_read = p->o;
+
+    memset(a, 0, sizeof(*a));
+    a->asked = p->o.mode;
+    a->sample_only = p->o.host ? "-a" : p->o.async ? "--async" : p->o.event ? "-e" : NULL;
+    a->sample_or_read = p->o.wall ? "--idle" : p->o.gil ? "--gil" : NULL;
+    a->perf_only = pp__record_perf_only(&p->o);
+    /* (in the words of the mode asked, as the parser says them) */
+    if (pp__record_sample_refusal(&p->o, p->o.mode, &sample_read[0]) != PP_PARSED_RUN)
+        a->sample_refused = sample_read[0].message;
+    as_read.mode = PP_MODE_READ;
+    if (pp__record_sample_refusal(&as_read, PP_MODE_READ, &sample_read[1]) != PP_PARSED_RUN)
+        a->read_refused = sample_read[1].message;
+    a->argv = p->o.argv;
+    a->interp = &p->interp;
+    a->pid = p->o.pid;
+    a->engine = p->o.pid ? pp_places_engine_of(p->o.pid) : PP_ENGINE_NONE;
+    a->libdir = p->libdir[0] ? p->libdir : NULL;
 }
 
 /* Step 1: perf, the target, the mode, the output's name. 0 or an exit status. */
@@ -310,50 +301,40 @@ static int choose(plan *p)
 {
     pp_error err;
     pp_mode_choice c;
-    int rc, sample;
+    pp_mode_ask a;
+    pp_usage refused[2];
+    int rc;
 
     if (self_exe(p->self, sizeof(p->self)) < 0)
         return pp_fail("cannot find perfpy's own executable: %s", strerror(errno));
     if (p->o.pid && kill((pid_t)p->o.pid, 0) != 0 && errno == ESRCH)
         return pp_fail("no process %ld (is it still running?)", p->o.pid);
-    if (p->o.pid && strcmp(p->o.mode, "sample") != 0 && strcmp(p->o.mode, "read") != 0 &&
-        (rc = attach_mode(p)) != 0)
+    if (p->o.argv && pp_find_libdir(p->libdir, sizeof(p->libdir)) < 0)
+        return PP_EXIT_FAIL;
+    if (!p->o.argv && pp_find_libdir_quiet(p->libdir, sizeof(p->libdir)) != 0)
+        p->libdir[0] = '\0';
+    if (p->o.argv && (rc = check_program(p)) != 0)
         return rc;
-    if (p->o.argv) {
-        if (pp_find_libdir(p->libdir, sizeof(p->libdir)) < 0)
-            return PP_EXIT_FAIL;
-        if ((rc = check_program(p)) != 0)
-            return rc;
-        if (strcmp(p->o.mode, "auto") == 0) {
-            /* the best mode here, said first, before the program starts */
-            pp__record_best_mode(&p->o, &p->interp, p->libdir, &c);
-            fprintf(stderr, "perfpy: %s\n", c.why);
-            p->o.mode = c.mode;
-        }
-    }
-    if (strcmp(p->o.mode, "auto") == 0 || strcmp(p->o.mode, "hook") == 0)
-        p->o.mode = pp_interp_auto_mode(&p->interp);    /* attached: attach_mode chose */
-    sample = strcmp(p->o.mode, "sample") == 0 ||
-             strcmp(p->o.mode, "read") == 0;       /* need no perf */
-    if (!sample && pp_perf_find(NULL, p->perf, sizeof(p->perf), &err) < 0)
+    ask_of(p, refused, &a);
+    if (pp_mode_resolve(&a, &c) != 0)
+        return pp_fail("%s", c.why);
+    if (p->o.argv && (rc = check_module(p, &c)) != 0)
+        return rc;
+    if (c.why[0])
+        fprintf(stderr, "perfpy: %s\n", c.why);   /* the first line, before the program starts */
+    p->mode = c.mode;
+    if (p->mode == PP_MODE_SAMPLE || p->mode == PP_MODE_READ)   /* they need no perf */
+        return output_name(p);
+    if (pp_perf_find(NULL, p->perf, sizeof(p->perf), &err) < 0)
         return pp_fail_error(&err);
-    if (!sample)
-        p->unwinder = pp_perf_unwinder(p->perf);
-    p->mode = p->o.mode;
-    p->fp = strcmp(p->mode, "perf") == 0 && p->interp.known && p->interp.frame_pointers;
-    if (strcmp(p->mode, "perf") == 0 && !p->fp && p->unwinder == PP_UNWIND_LIBDW)
+    p->unwinder = pp_perf_unwinder(p->perf);
+    p->fp = p->mode == PP_MODE_PERF && p->interp.known && p->interp.frame_pointers;
+    if (p->mode == PP_MODE_PERF && !p->fp && p->unwinder == PP_UNWIND_LIBDW)
         fprintf(stderr, "perfpy: warning: %s unwinds DWARF call graphs with libdw, which "
                 "finds no frame in perf-map trampolines: with an interpreter without frame "
                 "pointers this profile will name no Python function; --mode jit (or auto) "
                 "gives whole Python stacks\n", p->perf);
-    if (p->o.output)
-        snprintf(p->output, sizeof(p->output), "%s", p->o.output);
-    else if (p->o.every)
-        snprintf(p->output, sizeof(p->output), "perfpy-profiles");
-    else
-        default_output(&p->o, p->output, sizeof(p->output));
-    /* --every's directory is made and checked by the sampler */
-    return p->o.every ? 0 : check_output(p);
+    return output_name(p);
 }
 
 /* Step 2: the recording's own directory (perf.data, line sidecars) and the
@@ -385,7 +366,7 @@ static int make_dirs(plan *p)
             return pp_fail("cannot make %s for the jitted code: %s", p->keepdir,
                            strerror(errno));
     }
-    if (p->o.argv && strcmp(p->mode, "jit") == 0 && p->unwinder == PP_UNWIND_LIBDW) {
+    if (p->o.argv && p->mode == PP_MODE_JIT && p->unwinder == PP_UNWIND_LIBDW) {
         /* libdw unwinds through perf inject's ELFs only under /tmp/jitted-
          * (perf_probe.h): the dumps go to /tmp itself, inject writes its
          * ELFs next to them, and only this recording's files are removed
@@ -402,7 +383,7 @@ static int make_dirs(plan *p)
         /* perf report finds the jitted ELFs by the paths inject wrote:
          * they must outlive the recording directory. */
         snprintf(p->jitdir, sizeof(p->jitdir), "%s", p->keepdir);
-    } else if (p->o.argv && strcmp(p->mode, "jit") == 0 &&
+    } else if (p->o.argv && p->mode == PP_MODE_JIT &&
                pp_places_memory_dir(p->dir, p->jitdir, sizeof(p->jitdir)) == 0) {
         p->jit_at = JIT_MEMORY;
     }
@@ -415,7 +396,7 @@ static int set_env(plan *p)
     int rc = pp_exec_env_save();
 
     if (rc == 0)
-        rc = pp_prepare_child_env(p->libdir, strcmp(p->mode, "perf") == 0 ? "perf" : "jit");
+        rc = pp_prepare_child_env(p->libdir, p->mode);
     if (rc < 0 || setenv("PERFPY_JITDUMP_DIR", p->jitdir, 1) != 0 ||
         setenv("PERFPY_LINES_DIR", p->dir, 1) != 0)
         return pp_fail("cannot set up the environment: %s", strerror(rc < 0 ? -rc : errno));
@@ -498,7 +479,7 @@ static int start(plan *p)
         p->pid_r = pid_w = -1;
     argv = perf_argv(p, saved_stderr, pid_w, num);
     fprintf(stderr, "perfpy: recording %s in %s mode (%ld Hz, %s call graphs)%s\n",
-            p->o.pid ? "the process" : p->o.argv[0], p->mode, p->o.rate,
+            p->o.pid ? "the process" : p->o.argv[0], pp_request_mode_name(p->mode), p->o.rate,
             p->fp ? "frame-pointer" : "DWARF", p->o.pid ? "; Ctrl-C stops" : "");
     if (p->fp)
         pp__record_raise_max_stack(&p->maxstack);
@@ -530,7 +511,7 @@ static int nothing_sampled(plan *p)
     memset(&info, 0, sizeof(info));
     if (pp_perf_data_scan(p->data, &info) != 0 || !info.scanned || info.samples)
         return 0;
-    pp__record_say_no_samples(p->o.pid, p->st.seconds);
+    pp_summary_no_samples(stderr, p->o.pid, p->st.seconds);
     status = p->o.pid || p->st.by_duration ? 0 : pp__record_program_status(&p->st);
     return status ? status : PP_EXIT_FAIL;
 }
@@ -582,8 +563,9 @@ static int report(plan *p)
         .no_native = p->o.no_native, .keep = p->o.keep, .lines_dir = p->dir,
         .perf = p->perf, .inline_frames = p->o.inline_frames,
         .progress = pp_progress_on_stderr(0),
-        .no_inject = strcmp(p->mode, "perf") == 0,
-        .processes = p->o.processes, .show_perfpy = p->o.show_perfpy, .threads = p->o.threads,
+        .no_inject = p->mode == PP_MODE_PERF,
+        .processes = p->o.processes, .show_perfpy = p->o.show_perfpy,
+        .threads = p->o.threads_split ? PP_THREAD_ROOTS_SPLIT : p->o.threads,
     };
     int rc = pp_report(&ro, &p->rr);
 
@@ -605,11 +587,12 @@ static int report(plan *p)
                 "perfpy: write the profile once the problem is fixed with:\n"
                 "  perfpy report -f %s -o %s %s\n", p->dir,
                 p->jit_at ? " (its jit dumps: " : "", dumps_at(p), p->jit_at ? ")" : "",
-                strcmp(p->mode, "perf") == 0 ? " (with the /tmp/perf-<pid>.map of each of "
+                p->mode == PP_MODE_PERF ? " (with the /tmp/perf-<pid>.map of each of "
                 "its processes, which that command reads: remove them after it)" : "",
                 p->o.format->name, p->output, p->data);
         return PP_EXIT_FAIL;
     }
+    p->rr.verbose = p->o.verbose;
     pp_summary_print(stderr, &p->rr, 10);
     pp__record_explain_truncation(&p->rr.profile, p->fp, p->o.stack_size, &p->maxstack);
     return 0;
@@ -640,7 +623,7 @@ static void remove_tmp(plan *p, const char *fmt)
 
 static void clean(plan *p)
 {
-    int keep_maps = strcmp(p->mode, "perf") == 0 && p->o.format->recording;
+    int keep_maps = p->mode == PP_MODE_PERF && p->o.format->recording;
 
     if (p->keepdir[0] &&
         pp_places_keep_per_process(p->dir, p->jit_at == JIT_TMP ? "/tmp/jit-%d.dump" : NULL,
@@ -701,11 +684,17 @@ int pp_cmd_record(int argc, char **argv)
     p->pid_r = -1;
     p->maxstack = (pp_max_stack){.before = -1, .now = -1};
     rc = pp_parsed("record", pp_record_parse(argc, argv, &p->o, &u), &u, pp__record_help);
+    if (rc < 0 && p->o.list_events) {
+        rc = pp__record_list_events(stdout);
+        if (rc == PP_EXIT_OK)
+            rc = pp_close_stdout();     /* a full disk is an error, not a short list */
+        goto out;
+    }
     if (rc >= 0 || (rc = choose(p)) != 0)
         goto out;
-    if (strcmp(p->mode, "sample") == 0 || strcmp(p->mode, "read") == 0) {
-        rc = pp__record_sample(&p->o, &p->interp, p->libdir, sizeof(p->libdir), p->self,
-                               p->output);
+    if (p->mode == PP_MODE_SAMPLE || p->mode == PP_MODE_READ) {
+        rc = pp__record_sampler(&p->o, p->mode, &p->interp, p->libdir, sizeof(p->libdir),
+                                p->output);
         goto out;
     }
     if ((rc = make_dirs(p)) != 0 || (p->o.argv && (rc = set_env(p)) != 0)) {

@@ -1,13 +1,16 @@
 /*
  * perfpy report [-f FORMAT] [-o FILE] [--no-native] [--keep] perf.data
+ * perfpy report [-f FORMAT] [-o FILE] PROFILE.perfpy.gz
  *
  * Writes a profile from an existing recording: the command-line face of
- * the pipeline in report.c (which `perfpy record` runs too).
+ * the pipeline in report.c (which `perfpy record` runs too); or writes a
+ * profile perfpy wrote (-f perfpy) again in another format.
  *
  *   perf record -k 1 --call-graph dwarf -- perfpy run --mode jit -- python app.py
  *   perfpy report -f html -o app.html perf.data
  */
 #include "cli.h"
+#include "help.h"
 #include "options.h"
 #include "report/report.h"
 
@@ -16,63 +19,79 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "usage: perfpy report [-f FORMAT] [-o FILE] [--no-native] [--keep] perf.data\n"
-            "       perfpy report --from-script [-f FORMAT] [-o FILE] perf-script.txt\n"
-            "\n"
-            "Write a Python-aware profile from a perf.data recorded with perfpy's engine\n"
-            "active (`perfpy run` under `perf record`, or `perfpy record -f perf`). Runs\n"
-            "`perf inject --jit` when the recording used jitdump mode, then `perf script`,\n"
-            "folds interpreter plumbing away and writes the profile. The input is only\n"
-            "read. A summary goes to stderr.\n"
-            "\n"
-            "options:\n"
-            "  -f, --format FORMAT  flamegraph (default; interactive .svg), html (page with\n"
-            "                       flame graph and function table), speedscope\n"
-            "                       (.speedscope.json, a profile per thread in time\n"
-            "                       order), firefox (.firefox.json, the Firefox\n"
-            "                       Profiler's: a track per thread, markers), heatmap\n"
-            "                       (.heatmap.html, each source line's share), table\n"
-            "                       (.table.txt, functions by own and total time), pprof\n"
-            "                       (.pb.gz), collapsed (.txt, flamegraph.pl's input),\n"
-            "                       perf (the injected perf.data, for perf report/Hotspot)\n"
-            "  -o, --output FILE    where to write (default: the input's name with the\n"
-            "                       format's extension, in the current directory:\n"
-            "                       perf.data -> perf.svg); '-' for standard output\n"
-            "      --native         keep C, libc and kernel frames (default)\n"
-            "      --no-native      Python frames only: drop C, libc and kernel frames\n"
-            "                       (default: off)\n"
-            "      --inline         keep C functions the compiler inlined (shown as\n"
-            "                       'name (inlined)'); slower: perf then runs addr2line\n"
-            "                       for every library and Python function sampled\n"
-            "                       (default: off)\n");
-    pp_help_fold_options(out, 17);
-    fprintf(out,
-            "      --keep           keep intermediate files (injected perf.data, the\n"
-            "                       jitted-*.so files perf inject writes next to the dump;\n"
-            "                       default: removed)\n"
-            "      --lines-dir DIR  where perfpy-<pid>.lines files give def lines (default:\n"
-            "                       $PERFPY_LINES_DIR, else the directory of perf.data)\n"
-            "      --title TEXT     title of graphical outputs (default: program name)\n"
-            "      --top N          Python functions listed in the summary (default: 10)\n"
-            "      --from-script    the input is the text of `perf script -F\n"
-            "                       " PP_SCRIPT_FIELDS "`\n"
-            "                       (e.g. made on another machine; '-' reads stdin;\n"
-            "                       default: the input is a perf.data)\n"
-            "  -q, --quiet          no summary, no progress (default: both on stderr)\n"
-            "  -h, --help           this help\n"
-            "\n"
-            "environment:\n"
-            "  PERF                 the perf executable (default: perf on PATH)\n"
-            "  TMPDIR               where the temporary directory goes (default: /tmp)\n"
-            "\n"
-            "exit status: 0 written, 1 failed (nothing written), 2 usage error\n"
-            "\n"
-            "example:\n"
-            "  perfpy report -f speedscope -o app.speedscope.json perf.data\n");
-}
+static const char *const help[] = {
+    "usage: perfpy report [-f FORMAT] [-o FILE] [--no-native] [--keep] perf.data",
+    "       perfpy report [-f FORMAT] [-o FILE] PROFILE.perfpy.gz",
+    "       perfpy report --from-script [-f FORMAT] [-o FILE] perf-script.txt",
+    "",
+    "Write a Python-aware profile from a perf.data recorded with perfpy's engine",
+    "active (`perfpy run` under `perf record`, or `perfpy record -f perf`). Runs",
+    "`perf inject --jit` when the recording used jitdump mode, then `perf script`,",
+    "folds interpreter plumbing away and writes the profile. The input is only",
+    "read. A summary goes to stderr.",
+    "",
+    "Or write again, in any format, a profile perfpy wrote with -f perfpy (any mode,",
+    "sample mode's too): record once, render many; the same samples and totals as",
+    "the format written at once. A file cut short, of another version or not",
+    "perfpy's is refused in one line, and nothing is written. (perfpy's pprof",
+    "is read too, with only what it keeps: the stacks and their totals.)",
+    "",
+    "options:",
+    "  -f, --format FORMAT  flamegraph (default; interactive .svg), html (page with",
+    "                       flame graph and function table), speedscope",
+    "                       (.speedscope.json, a profile per thread in time",
+    "                       order), firefox (.firefox.json, the Firefox",
+    "                       Profiler's: a track per thread, markers), heatmap",
+    "                       (.heatmap.html, each source line's share), table",
+    "                       (.table.txt, functions by own and total time), pprof",
+    "                       (.pb.gz), collapsed (.txt, flamegraph.pl's input),",
+    "                       perfpy (.perfpy.gz, perfpy's own: the whole profile,",
+    "                       for any format later), perf (the injected perf.data,",
+    "                       for perf report/Hotspot)",
+    "  -o, --output FILE    where to write (default: the input's name with the",
+    "                       format's extension, in the current directory:",
+    "                       perf.data -> perf.svg); '-' for standard output",
+    "      --native         keep C, libc and kernel frames (default)",
+    "      --no-native      Python frames only: drop C, libc and kernel frames",
+    "                       (default: off)",
+    "      --inline         keep C functions the compiler inlined (shown as",
+    "                       'name (inlined)'); slower: perf then runs addr2line",
+    "                       for every library and Python function sampled",
+    "                       (default: off)",
+    PP_HELP_FOLD(17),
+    "      --keep           keep intermediate files (injected perf.data, the",
+    "                       jitted-*.so files perf inject writes next to the dump;",
+    "                       default: removed)",
+    "      --lines-dir DIR  where perfpy-<pid>.lines files give def lines (default:",
+    "                       $PERFPY_LINES_DIR, else the directory of perf.data)",
+    "      --title TEXT     title of graphical outputs (default: program name)",
+    "      --top N          Python functions listed in the summary (default: 10)",
+    "      --from-script    the input is the text of `perf script -F",
+    "                       " PP_SCRIPT_FIELDS "`",
+    "                       (e.g. made on another machine; '-' reads stdin;",
+    "                       default: the input is a perf.data)",
+    "  -q, --quiet          no summary, no progress (default: both on stderr)",
+    "  -v, --verbose        the summary's accounting notes too: its processes,",
+    "                       how long the profile took to make (default: the",
+    "                       totals, the table, the file written, and one line for",
+    "                       a gap of 1% or more of a figure)",
+    "  -h, --help           this help",
+    "",
+    "environment:",
+    "  PERF                 the perf executable (default: perf on PATH)",
+    "  TMPDIR               where the temporary directory goes (default: /tmp)",
+    "",
+    "exit status: 0 written, 1 failed (nothing written), 2 usage error",
+    "",
+    "example:",
+    "  perfpy report -f speedscope -o app.speedscope.json perf.data",
+    NULL,
+};
+
+/* The words being parsed: --threads takes the one after it when it is
+ * merge or split. */
+static char **parsed_argv;
+static int parsed_argc;
 
 static int report_option(int c, void *opts, pp_usage *u)
 {
@@ -104,6 +123,9 @@ static int report_option(int c, void *opts, pp_usage *u)
     case 'q':
         cli->quiet = 1;
         break;
+    case 'v':
+        cli->verbose = 1;
+        break;
     case 'S':
         o->from_script = 1;
         break;
@@ -116,8 +138,7 @@ static int report_option(int c, void *opts, pp_usage *u)
         o->show_perfpy = 1;
         break;
     case 'H':
-        o->threads = 1;
-        break;
+        return pp_option_threads(optarg, parsed_argc, parsed_argv, &o->threads, u);
     }
     return PP_PARSED_RUN;
 }
@@ -134,11 +155,12 @@ int pp_report_parse(int argc, char **argv, pp_report_cli *cli, pp_usage *u)
         {"title", required_argument, NULL, 'T'},
         {"top", required_argument, NULL, 't'},
         {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
         {"from-script", no_argument, NULL, 'S'},
         {"inline", no_argument, NULL, 'I'},
         {"processes", required_argument, NULL, 'P'},
         {"show-perfpy", no_argument, NULL, 'Y'},
-        {"threads", no_argument, NULL, 'H'},
+        {"threads", optional_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -148,7 +170,10 @@ int pp_report_parse(int argc, char **argv, pp_report_cli *cli, pp_usage *u)
     cli->report = defaults;
     cli->top = 10;
     cli->quiet = 0;
-    rc = pp_getopt_each(argc, argv, ":f:o:qh", opts, report_option, cli, u);
+    cli->verbose = 0;
+    parsed_argv = argv;
+    parsed_argc = argc;
+    rc = pp_getopt_each(argc, argv, ":f:o:qvh", opts, report_option, cli, u);
     if (rc != PP_PARSED_RUN)
         return rc;
     return pp_operand_one(argc, argv, "perf.data", "perfpy report perf.data",
@@ -170,8 +195,10 @@ int pp_cmd_report(int argc, char **argv)
         fprintf(stderr, "perfpy: warning: %s\n", r.warning);
     if (rc < 0)
         pp_fail_error(&r.err);
-    else if (!cli.quiet)
+    else if (!cli.quiet) {
+        r.verbose = cli.verbose;
         pp_summary_print(stderr, &r, (int)cli.top);
+    }
     pp_report_result_free(&r);
     if (rc < 0)
         return PP_EXIT_FAIL;

@@ -11,6 +11,7 @@
  *   perf record -F 999 --call-graph dwarf -- perfpy run -- python app.py
  */
 #include "cli.h"
+#include "help.h"
 #include "options.h"
 
 #include <getopt.h>
@@ -19,51 +20,53 @@
 #include <string.h>
 #include <unistd.h>
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "usage: perfpy run [--mode perf|jit] [--] PROGRAM [ARGS...]\n"
-            "\n"
-            "Run a Python program with perfpy's engine active, so that perf (run\n"
-            "around it) sees Python functions by name. Nothing is installed: the\n"
-            "program and every Python process it starts load perfpy through\n"
-            "PYTHONPATH. Inside the program, `import perfpy` gives the API to\n"
-            "toggle the engine. The exit status is the program's.\n"
-            "\n"
-            "options:\n"
-            "  -m, --mode MODE      perf: /tmp/perf-<pid>.map, names only; needs\n"
-            "                       frame pointers for whole stacks (default: perf)\n"
-            "                       jit: a jitdump with DWARF unwinding data for\n"
-            "                       `perf inject --jit`: whole stacks without frame\n"
-            "                       pointers (record with -k 1 --call-graph dwarf)\n"
-            "  -h, --help           this help\n"
-            "\n"
-            "environment:\n"
-            "  PERFPY_JITDUMP_DIR   directory for jit-<pid>.dump (default: /tmp)\n"
-            "\n"
-            "exit status: the program's own; 1 if it cannot be started; 2 usage error\n"
-            "\n"
-            "example:\n"
-            "  perf record -F 999 --call-graph dwarf -- perfpy run -- python app.py\n"
-            "  perf report\n");
-}
+static const char *const help[] = {
+    "usage: perfpy run [--mode perf|jit] [--] PROGRAM [ARGS...]",
+    "",
+    "Run a Python program with perfpy's engine active, so that perf (run",
+    "around it) sees Python functions by name. Nothing is installed: the",
+    "program and every Python process it starts load perfpy through",
+    "PYTHONPATH. Inside the program, `import perfpy` gives the API to",
+    "toggle the engine. The exit status is the program's.",
+    "",
+    "options:",
+    "  -m, --mode MODE      perf: /tmp/perf-<pid>.map, names only; needs",
+    "                       frame pointers for whole stacks (default: perf)",
+    "                       jit: a jitdump with DWARF unwinding data for",
+    "                       `perf inject --jit`: whole stacks without frame",
+    "                       pointers (record with -k 1 --call-graph dwarf)",
+    "  -h, --help           this help",
+    "",
+    "environment:",
+    "  PERFPY_JITDUMP_DIR   directory for jit-<pid>.dump (default: /tmp)",
+    "",
+    "exit status: the program's own; 1 if it cannot be started; 2 usage error",
+    "",
+    "example:",
+    "  perf record -F 999 --call-graph dwarf -- perfpy run -- python app.py",
+    "  perf report",
+    NULL,
+};
 
-static const char *mode_env(const char *mode)
-{
-    if (strcmp(mode, "perf") == 0 || strcmp(mode, "map") == 0)
-        return "perf";
-    if (strcmp(mode, "jit") == 0 || strcmp(mode, "perf_jit") == 0)
-        return "jit";
-    return NULL;
-}
+/* --mode's words: perfpy's, and CPython's for the same engines. */
+static const struct {
+    const char *word;
+    pp_mode mode;
+} modes[] = {{"perf", PP_MODE_PERF}, {"map", PP_MODE_PERF}, {"jit", PP_MODE_JIT},
+             {"perf_jit", PP_MODE_JIT}};
 
 static int run_option(int c, void *opts, pp_usage *u)
 {
     pp_run_opts *o = opts;
 
-    if (c == 'm' && !(o->mode = mode_env(optarg)))
-        return pp_usage_set(u, "--mode must be perf or jit, not '%s'", optarg);
-    return PP_PARSED_RUN;
+    if (c != 'm')
+        return PP_PARSED_RUN;
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+        if (strcmp(optarg, modes[i].word) == 0) {
+            o->mode = modes[i].mode;
+            return PP_PARSED_RUN;
+        }
+    return pp_usage_set(u, "--mode must be perf or jit, not '%s'", optarg);
 }
 
 int pp_run_parse(int argc, char **argv, pp_run_opts *o, pp_usage *u)
@@ -75,7 +78,7 @@ int pp_run_parse(int argc, char **argv, pp_run_opts *o, pp_usage *u)
     };
     int rc;
 
-    o->mode = "perf";
+    o->mode = PP_MODE_PERF;
     o->argv = NULL;
     if ((rc = pp_getopt_each(argc, argv, "+:m:h", opts, run_option, o, u)) != PP_PARSED_RUN)
         return rc;

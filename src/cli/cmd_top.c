@@ -4,14 +4,16 @@
  * A live view of a Python program, like top: its functions ranked by their
  * own and total share of the last interval's samples, redrawn every
  * interval. The recorder is perfpy-sample's (it links libbpf and
- * elfutils): sample mode's (sample_main.c) where its BPF program loads,
- * else read mode's (read_main.c); top_view.c draws. This file parses the
- * options, picks the mode and hands over, as record's sample mode does.
+ * elfutils): sample mode's (src/sampler/record.c) where its BPF program
+ * loads, else read mode's (src/sampler/read.c); src/sampler/top_view.c
+ * draws. This file parses the options, picks the mode and hands over, as
+ * record's sample mode does.
  */
 #include "cli.h"
+#include "help.h"
 #include "options.h"
+#include "mode.h"
 #include "record.h"
-#include "top_view.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -22,63 +24,64 @@
 #include <unistd.h>
 
 #define TOP_RATE 99                 /* samples per second per busy thread */
-#define TOP_INTERVAL 1.0            /* seconds between redraws */
+#define TOP_INTERVAL 1              /* seconds between redraws */
+#define TOP_ROWS 20                 /* functions in each plain table */
 
-static void help(FILE *out)
-{
-    fprintf(out,
-            "usage: perfpy top [options] -p PID\n"
-            "       perfpy top [options] [--] PROGRAM [ARGS...]\n"
-            "\n"
-            "A live view of a running Python program, like top: its functions ranked\n"
-            "by their own and total share of the last interval's CPU samples, redrawn\n"
-            "every interval, with the samples, their rate, those lost, and the\n"
-            "processes and threads followed. CPython 3.8 to 3.15; nothing is\n"
-            "installed in the program. The best mode this machine allows, said on\n"
-            "the second line: sample mode (BPF: root, or CAP_BPF and CAP_PERFMON):\n"
-            "Python, C and kernel functions; else read mode (a process of your own\n"
-            "user, or one top starts): Python functions only.\n"
-            "\n"
-            "keys: o rank by own share, t by total share, n own share by the leaf\n"
-            "frame (C and kernel functions rank too) or by the innermost Python\n"
-            "function, h threads or functions, p pause, q quit (Ctrl-C too). A\n"
-            "started program is sent SIGINT when top quits (then SIGTERM and SIGKILL,\n"
-            "5 s apart). When stdout is not a terminal: one plain table per\n"
-            "interval, of the first --rows functions, then how many more there are.\n"
-            "\n"
-            "options:\n"
-            "  -p, --pid PID        the running process to watch, its children too\n"
-            "                       (default: start PROGRAM)\n"
-            "  -r, --rate HZ        samples per second per busy thread (default: %d)\n"
-            "  -i, --interval SECS  seconds between redraws (default: %g)\n"
-            "      --rows N         functions in each plain table (stdout not a\n"
-            "                       terminal); 0: all of them (default: %d)\n"
-            "      --mode MODE      auto, sample or read (default: auto: sample mode\n"
-            "                       where it loads, else read mode)\n"
-            "      --idle           wall clock: every thread's time, on and off the CPU\n"
-            "                       (as record --idle): time off the CPU ends in its\n"
-            "                       reason, [off-CPU: sleep], [off-CPU: I/O], [off-CPU:\n"
-            "                       lock], [off-CPU: GIL], [off-CPU: waiting for a CPU],\n"
-            "                       [off-CPU: other], ranked as functions are; a wait\n"
-            "                       longer than an interval counts in each (sample\n"
-            "                       mode only; default: CPU time)\n"
-            "      --wall           the same as --idle (default: off)\n"
-            "      --async          asyncio as its authors see it (CPython 3.14+, as\n"
-            "                       record --async): a task's samples under its chain\n"
-            "                       of awaiting tasks, <task 'handler-42'> ranked as a\n"
-            "                       function is; with --idle the waiting tasks too\n"
-            "                       (sample mode only; default: off)\n"
-            "  -h, --help           this help\n"
-            "\n"
-            "exit status: 0 after q, Ctrl-C, SIGTERM or the process's end (a\n"
-            "started program that ends by itself: its own status), 1 when it cannot\n"
-            "read the process, 2 usage error\n"
-            "\n"
-            "examples:\n"
-            "  perfpy top -p 4242\n"
-            "  perfpy top -- python3 app.py\n",
-            TOP_RATE, TOP_INTERVAL, PP_TOP_PLAIN_ROWS);
-}
+static const char *const help[] = {
+    "usage: perfpy top [options] -p PID",
+    "       perfpy top [options] [--] PROGRAM [ARGS...]",
+    "",
+    "A live view of a running Python program, like top: its functions ranked",
+    "by their own and total share of the last interval's CPU samples, redrawn",
+    "every interval, with the samples, their rate, those lost, and the",
+    "processes and threads followed. CPython 3.8 to 3.15; nothing is",
+    "installed in the program. The best mode this machine allows, said on",
+    "the second line: sample mode (BPF: root, or CAP_BPF and CAP_PERFMON):",
+    "Python, C and kernel functions; else read mode (a process of your own",
+    "user, or one top starts): Python functions only.",
+    "",
+    "keys: o rank by own share, t by total share, n own share by the leaf",
+    "frame (C and kernel functions rank too) or by the innermost Python",
+    "function, h threads or functions, p pause, q quit (Ctrl-C too). A",
+    "started program is sent SIGINT when top quits (then SIGTERM and SIGKILL,",
+    "5 s apart). When stdout is not a terminal: one plain table per",
+    "interval, of the first --rows functions, then how many more there are.",
+    "",
+    "options:",
+    "  -p, --pid PID        the running process to watch, its children too",
+    "                       (default: start PROGRAM)",
+    "  -r, --rate HZ        samples per second per busy thread (default: " PP_STR(TOP_RATE) ")",
+    "  -i, --interval SECS  seconds between redraws (default: " PP_STR(TOP_INTERVAL) ")",
+    "      --rows N         functions in each plain table (stdout not a",
+    "                       terminal); 0: all of them (default: " PP_STR(TOP_ROWS) ")",
+    "      --mode MODE      auto, sample or read (default: auto: sample mode",
+    "                       where it loads, else read mode)",
+    "      --idle           wall clock: every thread's time, on and off the CPU",
+    "                       (as record --idle): time off the CPU ends in its",
+    "                       reason, [off-CPU: sleep], [off-CPU: I/O], [off-CPU:",
+    "                       lock], [off-CPU: GIL], [off-CPU: child process],",
+    "                       [off-CPU: waiting for a CPU], [off-CPU: other], each",
+    "                       reason's row first in the table, by its total share,",
+    "                       so all are on the first screen; a wait longer than an",
+    "                       interval counts in each (sample mode, else read mode:",
+    "                       the reasons from /proc; default: CPU time)",
+    "      --wall           the same as --idle (default: off)",
+    "      --async          asyncio as its authors see it (CPython 3.14+, as",
+    "                       record --async): a task's samples under its chain",
+    "                       of awaiting tasks, <task 'handler-42'> ranked as a",
+    "                       function is; with --idle the waiting tasks too",
+    "                       (sample mode only; default: off)",
+    "  -h, --help           this help",
+    "",
+    "exit status: 0 after q, Ctrl-C, SIGTERM or the process's end (a",
+    "started program that ends by itself: its own status), 1 when it cannot",
+    "read the process, 2 usage error",
+    "",
+    "examples:",
+    "  perfpy top -p 4242",
+    "  perfpy top -- python3 app.py",
+    NULL,
+};
 
 static int top_option(int c, void *opts, pp_usage *u)
 {
@@ -137,8 +140,8 @@ int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u)
     memset(o, 0, sizeof(*o));
     o->rate = TOP_RATE;
     o->interval = TOP_INTERVAL;
-    o->rows = PP_TOP_PLAIN_ROWS;
-    o->mode = "auto";
+    o->rows = TOP_ROWS;
+    o->mode = PP_MODE_AUTO;
     rc = pp_getopt_each(argc, argv, "+:p:r:i:h", opts, top_option, o, u);
     if (rc != PP_PARSED_RUN)
         return rc;
@@ -151,11 +154,7 @@ int pp_top_parse(int argc, char **argv, pp_top_cli *o, pp_usage *u)
     }
     if (!o->pid && !o->argv)
         return pp_usage_set(u, "nothing to watch: -p PID, or -- PROGRAM ARGS");
-    if (o->wall && strcmp(o->mode, "read") == 0)
-        return pp_usage_set(u, "--idle needs sample mode: the time each thread spends off "
-                              "the CPU, and why, comes from BPF programs in the kernel, "
-                              "which --mode read does not use");
-    if (o->async && strcmp(o->mode, "read") == 0)
+    if (o->async && o->mode == PP_MODE_READ)
         return pp_usage_set(u, "--async needs sample mode: the task a thread runs and "
                               "the tasks awaiting it are read by its BPF program at each "
                               "sample, which --mode read does not use");
@@ -167,9 +166,10 @@ int pp_cmd_top(int argc, char **argv)
     pp_top_cli o;
     pp_usage u;
     char libdir[PATH_MAX], helper[PATH_MAX + 16], why[512], said[1024];
-    char every[32], rows[32], rate[32], pid[32], clock[32];
-    char **args;
-    int rc, n = 0, k = 0;
+    pp_request rq;
+    pp_mode_ask a = {0};
+    pp_mode_choice c;
+    int rc;
 
     if ((rc = pp_parsed("top", pp_top_parse(argc, argv, &o, &u), &u, help)) >= 0)
         return rc;
@@ -182,63 +182,29 @@ int pp_cmd_top(int argc, char **argv)
         pp_sampler_absent(helper, why, said, sizeof(said));
         return pp_fail("perfpy top samples with perfpy-sample, and %s", said);
     }
-    if (strcmp(o.mode, "read") != 0 &&
-        pp__record_sample_check(libdir[0] ? libdir : NULL, why, sizeof(why)) != 0) {
-        if (o.wall || o.async)
-            return pp_fail("perfpy top %s needs sample mode, which cannot sample here "
-                           "(%s): it needs root, or the capabilities CAP_BPF and "
-                           "CAP_PERFMON, and a kernel with BPF and BTF; without it, "
-                           "top watches CPU time in read mode", o.wall ? "--idle" : "--async",
-                           why);
-        if (strcmp(o.mode, "sample") == 0)
-            return pp_fail("sample mode cannot sample here (%s): it needs root, or the "
-                           "capabilities CAP_BPF and CAP_PERFMON, and a kernel with BPF and "
-                           "BTF; --mode read needs none of them", why);
-        o.mode = "read";
-    }
-    if (strcmp(o.mode, "read") == 0 && o.pid &&
-        (rc = pp__record_can_read((pid_t)o.pid)) != 0)
-        return pp_fail("cannot read the memory of the process %ld: %s", o.pid, rc == -EPERM
-                       ? "not permitted (a user may read only its own processes, and "
-                         "kernel.yama.ptrace_scope may allow only children: run perfpy as "
-                         "that process's user, or as root for sample mode)"
-                       : strerror(-rc));
-    while (o.argv && o.argv[n])
-        n++;
-    if (!(args = calloc((size_t)n + 16, sizeof(*args))))
-        return pp_fail("out of memory");
-    snprintf(every, sizeof(every), "%g", o.interval);
-    snprintf(rows, sizeof(rows), "%ld", o.rows);
-    snprintf(rate, sizeof(rate), "%ld", o.rate);
-    snprintf(pid, sizeof(pid), "%ld", o.pid);
-    snprintf(clock, sizeof(clock), "%s%s", o.wall ? "wall" : "cpu", o.async ? ",async" : "");
-    /* perfpy-sample --top INTERVAL ROWS [--read] FORMAT OUTPUT RATE NO_NATIVE
-     * DURATION PROCESSES THREADS [CLOCK] (-p PID | -- PROGRAM...): a
-     * recording whose intervals are shown, not written; all processes in
-     * one table */
-    args[k++] = helper;
-    args[k++] = "--top";
-    args[k++] = every;
-    args[k++] = rows;
-    if (strcmp(o.mode, "read") == 0)
-        args[k++] = "--read";
-    args[k++] = "-";
-    args[k++] = "-";
-    args[k++] = rate;
-    args[k++] = "0";
-    args[k++] = "0";
-    args[k++] = "2";
-    args[k++] = "0";
-    if (strcmp(o.mode, "read") != 0)
-        args[k++] = clock;                      /* sample mode's CLOCK */
-    args[k++] = o.pid ? "-p" : "--";
-    if (o.pid)
-        args[k++] = pid;
-    for (int i = 0; i < n; i++)
-        args[k++] = o.argv[i];
-    fflush(stdout);
-    fflush(stderr);
-    execv(helper, args);
-    free(args);
-    return pp_fail("cannot run %s: %s", helper, strerror(errno));
+    a.asked = o.mode;
+    a.live = 1;
+    a.sample_only = o.async ? "--async" : NULL;
+    a.sample_or_read = o.wall ? "--idle" : NULL;
+    a.pid = o.pid;
+    a.libdir = libdir[0] ? libdir : NULL;
+    if (pp_mode_resolve(&a, &c) != 0)
+        return pp_fail("%s", c.why);
+    /* a recording whose intervals are shown, not written; all processes
+     * in one table */
+    memset(&rq, 0, sizeof(rq));
+    rq.what = PP_REQUEST_TOP;
+    rq.mode = c.mode;
+    rq.target = o.pid ? PP_TARGET_PID : PP_TARGET_PROGRAM;
+    rq.pid = o.pid;
+    rq.argv = o.argv;
+    rq.rate = o.rate;
+    rq.wall = o.wall;
+    rq.async = o.async;
+    rq.format = "-";
+    rq.output = "-";
+    rq.processes = PP_PROCESSES_MERGE;
+    rq.interval = o.interval;
+    rq.rows = o.rows;
+    return pp_sampler_exec(helper, &rq);
 }

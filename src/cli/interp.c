@@ -254,9 +254,9 @@ int pp_interp_supported(const pp_interp *info, char *why, size_t cap)
     return 0;
 }
 
-const char *pp_interp_auto_mode(const pp_interp *info)
+pp_mode pp_interp_auto_mode(const pp_interp *info)
 {
-    return info->known && info->frame_pointers ? "perf" : "jit";
+    return info->known && info->frame_pointers ? PP_MODE_PERF : PP_MODE_JIT;
 }
 
 int pp_interp_module(const pp_interp *info, const char *libdir, char *buf, size_t cap)

@@ -15,6 +15,8 @@
 #ifndef PERFPY_INTERP_H
 #define PERFPY_INTERP_H
 
+#include "sampler/request.h"
+
 #include <limits.h>
 #include <stddef.h>
 
@@ -52,9 +54,9 @@ int pp_interp_of_program(const char *argv0, pp_interp *info);
  * ask this one question. */
 int pp_interp_supported(const pp_interp *info, char *why, size_t cap);
 
-/* The mode `perfpy record --mode auto` picks for it: "perf" when it keeps
- * frame pointers, else "jit". */
-const char *pp_interp_auto_mode(const pp_interp *info);
+/* The hook mode it gets (--mode hook, and auto where a hook is the
+ * answer): perf map when it keeps frame pointers, else jitdump. */
+pp_mode pp_interp_auto_mode(const pp_interp *info);
 
 /* Whether an ELF file keeps its full symbol table (.symtab): 1, or 0 when
  * it is stripped to its dynamic symbols (perf then names only exported

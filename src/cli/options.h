@@ -33,12 +33,12 @@ typedef struct pp_usage {
 
 /* perfpy run [--mode perf|jit] -- PROGRAM ARGS... */
 typedef struct pp_run_opts {
-    const char *mode;          /* "perf" or "jit" (PERFPY's words) */
+    pp_mode mode;              /* PP_MODE_PERF or PP_MODE_JIT (PERFPY's words) */
     char **argv;               /* the program, NULL-terminated */
 } pp_run_opts;
 
 /* perfpy record [options] -- PROGRAM ARGS... | -p PID */
-#define PP_MAX_LABELS 16         /* --label given at most this often */
+#define PP_MAX_LABELS PP_REQUEST_LABELS   /* --label given at most this often */
 
 typedef struct pp_record_opts {
     const char *output;
@@ -47,7 +47,8 @@ typedef struct pp_record_opts {
     double duration;           /* seconds, 0 = none */
     double grace;              /* seconds the program has to end after SIGINT */
     long pid;                  /* -p, 0 = none */
-    const char *mode;          /* "auto", "perf", "jit" */
+    pp_mode mode;              /* --mode, or PERFPY_RECORD_MODE for a program (auto
+                                  when neither): what is asked; mode.c decides */
     long stack_size;
     int stack_size_given;      /* --stack-size was on the command line */
     int no_native;
@@ -55,10 +56,14 @@ typedef struct pp_record_opts {
     int inline_frames;         /* --inline */
     int processes;             /* --processes: PP_PROCESSES_* */
     int show_perfpy;           /* --show-perfpy */
-    int threads;               /* --threads */
+    int threads;               /* --threads: thread roots (1), what perfpy-sample is told */
+    int threads_split;         /* --threads split: a root per thread, not per name */
     int async;                 /* --async: stacks as asyncio's tasks see them */
     int wall;                  /* --idle (--wall): wall-clock profile */
     int gil;                   /* --gil: samples of threads holding the GIL */
+    const char *event;         /* -e: perf's name of the event sampled; NULL: CPU time */
+    long period;               /* -c: the event's occurrences per sample */
+    int list_events;           /* -e list: list them, record nothing */
     char **argv;               /* the program, NULL with -p */
     /* the whole host (-a) and continuous output (--every) */
     int host;                  /* -a: every CPython process of the host */
@@ -68,6 +73,7 @@ typedef struct pp_record_opts {
     unsigned long long keep_bytes;   /* --keep SIZE: bytes of them, 0 = no bound */
     const char *labels[PP_MAX_LABELS];   /* --label KEY=VALUE */
     int nlabels;
+    int verbose;               /* -v: every accounting note in the summary */
 } pp_record_opts;
 
 /* perfpy report [options] perf.data */
@@ -75,6 +81,7 @@ typedef struct pp_report_cli {
     pp_report_opts report;     /* input, format, output... */
     long top;                  /* functions in the summary */
     int quiet;
+    int verbose;               /* -v: the summary's accounting notes too */
 } pp_report_cli;
 
 /* perfpy jitdump [--list] FILE */
@@ -106,7 +113,7 @@ int pp_exec_parse(int argc, char **argv, pp_exec_opts *o, pp_usage *u);
 /* What a subcommand does with a parser's answer: -1 to go on (PP_PARSED_RUN),
  * else its exit status after printing the help (to stdout) or the usage
  * error (to stderr, pp_usage_error's way). */
-int pp_parsed(const char *cmd, int rc, const pp_usage *u, void (*help)(FILE *out));
+int pp_parsed(const char *cmd, int rc, const pp_usage *u, const char *const *help);
 
 /* Helpers of the parsers (util.c). */
 /* Sets u->message; returns PP_EXIT_USAGE. */
@@ -122,11 +129,7 @@ void pp_getopt_reset(void);
 int pp_parse_long(const char *s, long lo, long hi, long *out);
 /* --mode of dump and top: auto, sample or read into *mode. PP_PARSED_RUN,
  * or a usage error. */
-int pp_parse_live_mode(const char *s, const char **mode, pp_usage *u);
-/* --processes WHEN: "auto", "split", "merge" -> PP_PROCESSES_* (fold.h), else -1. */
-/* The help of the folding options record and report share (--processes,
- * --show-perfpy, --threads), the option names padded to width columns. */
-void pp_help_fold_options(FILE *out, int width);
+int pp_parse_live_mode(const char *s, pp_mode *mode, pp_usage *u);
 
 
 /* perfpy dump [options] PID */
@@ -134,15 +137,24 @@ typedef struct pp_dump_cli {
     long pid;
     int json, locals, subprocesses, nonblocking, no_native;
     int async;                 /* --async: asyncio's task tree too */
-    const char *mode;          /* "auto", "sample" (BPF) or "read" (ptrace) */
+    pp_mode mode;              /* auto, sample (BPF) or read (ptrace) */
 } pp_dump_cli;
 int pp_dump_parse(int argc, char **argv, pp_dump_cli *o, pp_usage *u);
+
+/* perfpy diff [options] BASE NEW */
+typedef struct pp_diff_cli {
+    const pp_format *format;   /* html (default), flamegraph or table */
+    const char *output, *title, *base, *nw;
+    int quiet;
+    long top;                  /* rows of the table, 0: the format's default */
+} pp_diff_cli;
+int pp_diff_parse(int argc, char **argv, pp_diff_cli *o, pp_usage *u);
 
 /* perfpy top [options] (-p PID | -- PROGRAM ARGS...) */
 typedef struct pp_top_cli {
     long pid, rate;
     double interval;           /* seconds between redraws */
-    const char *mode;          /* "auto", "sample" or "read" */
+    pp_mode mode;              /* auto, sample or read */
     int wall;                  /* --idle: time off the CPU too, with its reason */
     int async;                 /* --async: stacks as asyncio's tasks see them */
     long rows;                 /* --rows: functions in a plain table (0: all) */
@@ -175,6 +187,11 @@ int pp_option_format(const char *arg, const pp_format **out, pp_usage *u);
 int pp_option_output(const char *arg, const char **out, pp_usage *u);
 /* --processes auto|split|merge of record and report: PP_PROCESSES_*. */
 int pp_option_processes(const char *arg, int *out, pp_usage *u);
+
+/* --threads [merge|split] of record and report (arg: getopt's optional
+ * argument, else the word after it when it is one of the two, taken):
+ * PP_THREAD_ROOTS_PATTERN or _SPLIT. */
+int pp_option_threads(const char *arg, int argc, char **argv, int *out, pp_usage *u);
 
 /* For the commands that run the report pipeline (record, report): its
  * progress as one line on stderr rewritten in place, when stderr is a

@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* perfpy record --help (record_options.c). */
-void pp__record_help(FILE *out);
+/* perfpy record --help (record_options.c), its lines (help.h). */
+extern const char *const pp__record_help[];
 
 /* perf while it records, and the program under it. */
 typedef struct run_state {
@@ -64,41 +64,23 @@ void pp__record_describe_end(const run_state *st, int status);
 
 /* kernel.perf_event_max_stack raised for frame-pointer recordings, put back
  * after; and what to say when many stacks were cut. */
-/* record --mode sample (record_sample.c): perfpy-sample in this process's
- * place; returns only on failure (an exit status). */
-int pp__record_sample(const pp_record_opts *o, pp_interp *interp, char *libdir,
-                      size_t libdir_cap, const char *self, const char *output);
+/* record in sample or read mode (record_sampler.c): perfpy-sample in this
+ * process's place; returns only on failure (an exit status). */
+int pp__record_sampler(const pp_record_opts *o, pp_mode mode, pp_interp *interp, char *libdir,
+                       size_t libdir_cap, const char *output);
 
-/* The options sample mode cannot honour (-f perf, --inline, --stack-size,
- * --keep): PP_EXIT_USAGE with the sentence in
- * u, else PP_PARSED_RUN. The parser asks it for --mode sample, record for
- * an attach that turns to sample mode. */
-int pp__record_sample_refusal(const pp_record_opts *o, pp_usage *u);
+/* The options sample and read mode (mode) cannot honour (-f perf,
+ * --inline, --stack-size, --keep): PP_EXIT_USAGE with the sentence in u,
+ * else PP_PARSED_RUN. The parser asks it for --mode sample or read, record
+ * for an attach that may turn to either. */
+int pp__record_sample_refusal(const pp_record_opts *o, pp_mode mode, pp_usage *u);
+/* perfpy record -e list (record_events.c): the events -e takes here, to
+ * out; the exit status. */
+int pp__record_list_events(FILE *out);
+/* The option of o that only perf's recording honours (-f perf, --inline,
+ * --stack-size, --keep), in words, or NULL. */
+const char *pp__record_perf_only(const pp_record_opts *o);
 
-/* Whether sample mode can sample here (`perfpy-sample --check`, the one
- * pp_sampler_find finds: its BPF program loads and attaches): 0; -ENOENT
- * not in this perfpy, why saying what its build lacked; -EPERM not here,
- * with perfpy-sample's reason (privileges, BPF, BTF) in why. The one
- * question doctor and record (attaching to a process without perfpy's
- * engine) ask. libdir may be NULL. */
-int pp__record_sample_check(const char *libdir, char *why, size_t cap);
-
-/* --mode auto's choice (record_mode.c): the mode ("sample", "read", or
- * "perf"/"jit" as the interpreter allows) and the sentence that says why. */
-typedef struct pp_mode_choice {
-    const char *mode;
-    char why[1536];
-} pp_mode_choice;
-/* For o (a started program: in is its interpreter as probed; attached:
- * o->pid, a process without perfpy's engine). libdir may be NULL. */
-void pp__record_best_mode(const pp_record_opts *o, const pp_interp *in, const char *libdir,
-                          pp_mode_choice *c);
-/* Whether this process may read pid's memory (read mode): 0, or -errno
- * (-EPERM: not permitted, -ENOSYS: the call is forbidden here). */
-int pp__record_can_read(pid_t pid);
-/* --mode's default for a program perfpy starts: $PERFPY_RECORD_MODE, else
- * "auto". */
-const char *pp__record_default_mode(void);
 
 void pp__record_raise_max_stack(pp_max_stack *m);
 void pp__record_restore_max_stack(pp_max_stack *m);

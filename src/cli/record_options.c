@@ -5,8 +5,12 @@
  * argument vectors); the defaults the help names are defined here once.
  */
 #include "cli.h"
+#include "help.h"
 #include "options.h"
+#include "mode.h"
 #include "record.h"
+
+#include "collect/event.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,161 +22,195 @@
 #define DEFAULT_HOST_RATE 19        /* -a: per CPU, the profiling agents' rate */
 #define MAX_EVERY 86400
 #define DEFAULT_STACK 32768
-#define DEFAULT_GRACE 5.0
+#define DEFAULT_GRACE 5
 #define MAX_STACK 65528
+#define MAX_PERIOD 1000000000L
 
-void pp__record_help(FILE *out)
-{
-    fprintf(out,
-            "usage: perfpy record [options] [--] PROGRAM [ARGS...]\n"
-            "       perfpy record [options] -p PID\n"
-            "       perfpy record -a [--every SECS -o DIR] [options]\n"
-            "\n"
-            "Profile a Python program with perf and write a profile: Python functions\n"
-            "(qualname (file:line)), C extensions, libc and the kernel in one stack, on\n"
-            "every CPython from 3.8. The program needs no change; children (fork,\n"
-            "multiprocessing, subprocess running Python) are profiled too. A summary goes\n"
-            "to stderr; the exit status is the program's.\n"
-            "\n"
-            "options:\n"
-            "  -o, --output FILE     where to write (default: <program>-<timestamp>.<ext>\n"
-            "                        in the current directory)\n"
-            "  -f, --format FORMAT   flamegraph (default; interactive .svg), html (flame\n"
-            "                        graph + sortable table), speedscope (.speedscope.json,\n"
-            "                        a profile per thread in time order), firefox\n"
-            "                        (.firefox.json, the Firefox Profiler's: a track per\n"
-            "                        thread, markers), heatmap (.heatmap.html, each\n"
-            "                        source line's share; lines need --mode sample or\n"
-            "                        read), table (.table.txt, functions by own and total\n"
-            "                        time), pprof (.pb.gz), collapsed (.txt), perf\n"
-            "                        (injected perf.data for perf report/Hotspot;\n"
-            "                        its jitted ELFs are kept in FILE.jit/, with what\n"
-            "                        perfpy report needs for def lines)\n"
-            "  -r, --rate HZ         samples per second per busy thread (default: %d;\n"
-            "                        with the default stack size a 60-second recording of\n"
-            "                        one busy thread is about 0.8 GB)\n"
-            "  -d, --duration SECS   stop after SECS seconds: the program gets SIGINT, as\n"
-            "                        on Ctrl-C (default: until the program exits or Ctrl-C)\n"
-            "      --grace SECS      after Ctrl-C or --duration, how long the program has\n"
-            "                        to end by itself (its KeyboardInterrupt handlers run)\n"
-            "                        before it gets SIGTERM, then as long again before its\n"
-            "                        whole process tree gets SIGKILL (default: %g)\n"
-            "  -a, --all             every CPython process of the host: those running and\n"
-            "                        those that start while it records, each under a root\n"
-            "                        naming its command line, pid and container; Python,\n"
-            "                        C and kernel frames, in sample mode (root), at %d Hz\n"
-            "                        per CPU unless -r; until Ctrl-C, SIGTERM or -d\n"
-            "                        (default: off)\n"
-            "      --all-processes   with -a, the processes that run no CPython too (C and\n"
-            "                        kernel frames; default: left out)\n"
-            "      --every SECS      with -a, one profile per SECS seconds (1 to %d) into\n"
-            "                        the directory -o DIR (./perfpy-profiles when no -o),\n"
-            "                        each named perfpy-<UTC start>.<ext>, pprof unless -f,\n"
-            "                        every sample labelled service, pid, tid, thread and\n"
-            "                        container for a profile store; runs until stopped\n"
-            "                        (default: one profile, at the end)\n"
-            "      --label KEY=VALUE with -a, a label on every sample (repeatable; KEY\n"
-            "                        letters, digits and _: --label env=prod; default:\n"
-            "                        none)\n"
-            "  -p, --pid PID         attach to a running process; stop with Ctrl-C or\n"
-            "                        --duration (default: none; start PROGRAM). Its\n"
-            "                        engine is looked for first: active (PERFPY=jit, -X\n"
-            "                        perf_jit, or perf mode), its mode is used; absent,\n"
-            "                        --mode auto attaches in sample mode where it can\n"
-            "                        (root), and --mode perf|jit (or no sample mode)\n"
-            "                        refuse with what to do; --mode sample or read\n"
-            "                        attach to any CPython\n"
-            "      --mode MODE       auto (default): the best this machine allows, said in\n"
-            "                        the first line with the reason: sample where BPF may\n"
-            "                        be used, else read, else (and for -f perf, --inline,\n"
-            "                        --stack-size, --keep) hook; hook: perf map + frame\n"
-            "                        pointers when the interpreter keeps frame pointers,\n"
-            "                        else jit; perf:\n"
-            "                        names from /tmp/perf-<pid>.map (without frame\n"
-            "                        pointers, stacks stop at the innermost Python\n"
-            "                        function with a perf using libunwind, and name no\n"
-            "                        Python function with one using libdw, as perf 7\n"
-            "                        does); jit: jitdump + DWARF unwinding, whole\n"
-            "                        stacks without frame pointers; sample (root, BPF):\n"
-            "                        nothing installed in the program, its Python frames\n"
-            "                        read at each sample (perf is not used; executing\n"
-            "                        lines; children followed; any CPython 3.8-3.15, no\n"
-            "                        module of its version needed; not with -f perf,\n"
-            "                        --inline, --stack-size, --keep); read (no root):\n"
-            "                        no hook, its Python\n"
-            "                        frames read from outside on a timer, as py-spy\n"
-            "                        does (processes this user may ptrace; CPU time\n"
-            "                        from the threads' state; no native frames)\n"
-            "      --async           asyncio as its authors see it (CPython 3.14+, sample\n"
-            "                        mode only, which --mode auto then picks): a sample in\n"
-            "                        a task reads as the chain of tasks awaiting it, each\n"
-            "                        with the coroutines it waits in, <task 'serve'>;\n"
-            "                        serve (app.py:46); <task 'handler-42'>; handler\n"
-            "                        (app.py:29), above its native and kernel frames, in\n"
-            "                        place of the event loop's; with --idle, each task\n"
-            "                        that waits too, weighing the time it waits, under\n"
-            "                        its awaiters, what it awaits at the leaf ([awaiting\n"
-            "                        Future]) (default: off; also --async-aware, the 3.15\n"
-            "                        sampler's name)\n"
-            "      --idle            a wall-clock profile (py-spy's --idle, the 3.15\n"
-            "                        sampler's --mode wall): every thread for its whole\n"
-            "                        life, on and off the CPU, each sample weighted by\n"
-            "                        the time it stands for; time off the CPU ends in its\n"
-            "                        reason, kernel frames above it: [off-CPU: sleep],\n"
-            "                        [off-CPU: I/O], [off-CPU: lock], [off-CPU: GIL],\n"
-            "                        [off-CPU: waiting for a CPU], [off-CPU: other]\n"
-            "                        (sample mode only, which --mode auto then picks;\n"
-            "                        a program or -p, not -a; default: CPU time only)\n"
-            "      --wall            the same as --idle (default: off)\n"
-            "      --gil             only samples of threads that hold the GIL (py-spy's\n"
-            "                        --gil; sample mode only, not -a; a free-threaded\n"
-            "                        CPython has none: all of its samples; default:\n"
-            "                        every thread)\n"
-            "      --stack-size BYTES  stack copied per sample for DWARF unwinding, a\n"
-            "                        multiple of 8 up to %d (default: %d, about 60\n"
-            "                        Python frames on 3.8-3.13, 30 on 3.14+)\n"
-            "      --native          keep C, libc and kernel frames (default)\n"
-            "      --no-native       Python frames only (default: off)\n"
-            "      --inline          keep C functions the compiler inlined (shown as\n"
-            "                        'name (inlined)'); slower: perf then runs addr2line\n"
-            "                        for every library and Python function sampled\n"
-            "                        (default: off)\n",
-            DEFAULT_RATE, DEFAULT_GRACE, DEFAULT_HOST_RATE, MAX_EVERY, MAX_STACK,
-            DEFAULT_STACK);
-    pp_help_fold_options(out, 18);
-    fprintf(out,
-            "      --keep [N|SIZE]   keep the recording and intermediate files (the\n"
-            "                        directory is printed; default: all removed); with\n"
-            "                        --every N or SIZE: keep the N newest files of the\n"
-            "                        directory, or at most SIZE bytes of them (suffix K, M\n"
-            "                        or G: 500M), removing older ones (default: all kept)\n"
-            "  -h, --help            this help\n"
-            "\n"
-            "environment:\n"
-            "  PERF                  the perf executable (default: perf on PATH)\n"
-            "  PERFPY_RECORD_MODE    --mode's default for a program perfpy starts (default:\n"
-            "                        auto)\n"
-            "  TMPDIR                where the recording directory goes (default: /tmp;\n"
-            "                        then, in jit mode, if /tmp is on disk and /dev/shm is\n"
-            "                        a memory filesystem with 1 GiB free, the dumps and\n"
-            "                        the files perf inject makes from them go to /dev/shm;\n"
-            "                        with a perf that unwinds with libdw they go to /tmp\n"
-            "                        itself, the only place its unwinder reads them, and\n"
-            "                        only this recording's files are removed)\n"
-            "\n"
-            "exit status:\n"
-            "  the program's own, after Ctrl-C too (0 when --duration stopped it); 1 if\n"
-            "  perfpy or perf failed, or nothing was sampled (no profile is written);\n"
-            "  2 for a usage error (options that cannot work together, an interpreter\n"
-            "  older than CPython 3.8); with -a: 0 once stopped with a profile written,\n"
-            "  1 if nothing was sampled or written, or --every dropped an interval\n"
-            "\n"
-            "examples:\n"
-            "  perfpy record -- python app.py\n"
-            "  perfpy record -f html -o app.html -r 999 -- python -m mypackage\n"
-            "  perfpy record -a -d 30 -o host.svg\n"
-            "  perfpy record -a --every 60 --keep 1G --label env=prod -o /var/lib/perfpy\n");
-}
+const char *const pp__record_help[] = {
+    "usage: perfpy record [options] [--] PROGRAM [ARGS...]",
+    "       perfpy record [options] -p PID",
+    "       perfpy record -a [--every SECS -o DIR] [options]",
+    "",
+    "Profile a Python program with perf and write a profile: Python functions",
+    "(qualname (file:line)), C extensions, libc and the kernel in one stack, on",
+    "every CPython from 3.8. The program needs no change; children (fork,",
+    "multiprocessing, subprocess running Python) are profiled too. A summary goes",
+    "to stderr; the exit status is the program's.",
+    "",
+    "options:",
+    "  -o, --output FILE     where to write (default: <program>-<timestamp>.<ext>",
+    "                        in the current directory)",
+    "  -f, --format FORMAT   flamegraph (default; interactive .svg), html (flame",
+    "                        graph + sortable table), speedscope (.speedscope.json,",
+    "                        a profile per thread in time order), firefox",
+    "                        (.firefox.json, the Firefox Profiler's: a track per",
+    "                        thread, markers), heatmap (.heatmap.html, each",
+    "                        source line's share; lines need --mode sample or",
+    "                        read), table (.table.txt, functions by own and total",
+    "                        time), pprof (.pb.gz), collapsed (.txt), perfpy",
+    "                        (.perfpy.gz, perfpy's own: the whole profile, which",
+    "                        perfpy report FILE -f FORMAT writes in any format",
+    "                        later and perfpy diff compares), perf (injected",
+    "                        perf.data for perf report/Hotspot; its jitted ELFs",
+    "                        are kept in FILE.jit/, with what perfpy report needs",
+    "                        for def lines)",
+    "  -r, --rate HZ         samples per second per busy thread (default: "
+        PP_STR(DEFAULT_RATE) ";",
+    "                        with the default stack size a 60-second recording of",
+    "                        one busy thread is about 0.8 GB)",
+    "  -d, --duration SECS   stop after SECS seconds: the program gets SIGINT, as",
+    "                        on Ctrl-C (default: until the program exits or Ctrl-C)",
+    "      --grace SECS      after Ctrl-C or --duration, how long the program has",
+    "                        to end by itself (its KeyboardInterrupt handlers run)",
+    "                        before it gets SIGTERM, then as long again before its",
+    "                        whole process tree gets SIGKILL (default: " PP_STR(DEFAULT_GRACE) ")",
+    "  -a, --all             every CPython process of the host: those running and",
+    "                        those that start while it records, each under a root",
+    "                        naming its command line, pid and container; Python,",
+    "                        C and kernel frames, in sample mode (root), at "
+        PP_STR(DEFAULT_HOST_RATE) " Hz",
+    "                        per CPU unless -r; until Ctrl-C, SIGTERM or -d",
+    "                        (default: off)",
+    "      --all-processes   with -a, the processes that run no CPython too (C and",
+    "                        kernel frames; default: left out)",
+    "      --every SECS      with -a, one profile per SECS seconds (1 to " PP_STR(MAX_EVERY)
+        ") into",
+    "                        the directory -o DIR (./perfpy-profiles when no -o),",
+    "                        each named perfpy-<UTC start>.<ext>, pprof unless -f,",
+    "                        every sample labelled service, pid, tid, thread and",
+    "                        container for a profile store; runs until stopped",
+    "                        (default: one profile, at the end)",
+    "      --label KEY=VALUE with -a, a label on every sample (repeatable; KEY",
+    "                        letters, digits and _: --label env=prod; default:",
+    "                        none)",
+    "  -p, --pid PID         attach to a running process; stop with Ctrl-C or",
+    "                        --duration (default: none; start PROGRAM). Its",
+    "                        engine is looked for first: active (PERFPY=jit, -X",
+    "                        perf_jit, or perf mode), its mode is used; absent,",
+    "                        --mode auto attaches in sample mode where it can",
+    "                        (root), and --mode perf|jit (or no sample mode)",
+    "                        refuse with what to do; --mode sample or read",
+    "                        attach to any CPython",
+    "      --mode MODE       auto (default): the best this machine allows, said in",
+    "                        the first line with the reason: sample where BPF may",
+    "                        be used, else read, else (and for -f perf, --inline,",
+    "                        --stack-size, --keep) hook; hook: perf map + frame",
+    "                        pointers when the interpreter keeps frame pointers,",
+    "                        else jit; perf:",
+    "                        names from /tmp/perf-<pid>.map (without frame",
+    "                        pointers, stacks stop at the innermost Python",
+    "                        function with a perf using libunwind, and name no",
+    "                        Python function with one using libdw, as perf 7",
+    "                        does); jit: jitdump + DWARF unwinding, whole",
+    "                        stacks without frame pointers; sample (root, BPF):",
+    "                        nothing installed in the program, its Python frames",
+    "                        read at each sample (perf is not used; executing",
+    "                        lines; children followed; any CPython 3.8-3.15, no",
+    "                        module of its version needed; not with -f perf,",
+    "                        --inline, --stack-size, --keep); read (no root):",
+    "                        no hook, its Python",
+    "                        frames read from outside on a timer, as py-spy",
+    "                        does (processes this user may ptrace; CPU time",
+    "                        from the threads' state; no native frames)",
+    "      --async           asyncio as its authors see it (CPython 3.14+, sample",
+    "                        mode only, which --mode auto then picks): a sample in",
+    "                        a task reads as the chain of tasks awaiting it, each",
+    "                        with the coroutines it waits in, <task 'serve'>;",
+    "                        serve (app.py:46); <task 'handler-42'>; handler",
+    "                        (app.py:29), above its native and kernel frames, in",
+    "                        place of the event loop's; with --idle, each task",
+    "                        that waits too, weighing the time it waits, under",
+    "                        its awaiters, what it awaits at the leaf ([awaiting",
+    "                        Future]) (default: off; also --async-aware, the 3.15",
+    "                        sampler's name)",
+    "      --idle            a wall-clock profile (py-spy's --idle, the 3.15",
+    "                        sampler's --mode wall): every thread for its whole",
+    "                        life, on and off the CPU, each sample weighted by",
+    "                        the time it stands for; time off the CPU ends in its",
+    "                        reason, kernel frames above it: [off-CPU: sleep],",
+    "                        [off-CPU: I/O], [off-CPU: lock], [off-CPU: GIL],",
+    "                        [off-CPU: child process] (wait4, waitid, subprocess's",
+    "                        waits), [off-CPU: waiting for a CPU], [off-CPU:",
+    "                        other]; the summary's shares are each process's own:",
+    "                        a block per process, each of its threads' time",
+    "                        (sample mode, which --mode auto then picks, or",
+    "                        --mode read: no root, the reasons from /proc, no",
+    "                        kernel frames; a program or -p, not -a; default:",
+    "                        CPU time only)",
+    "      --wall            the same as --idle (default: off)",
+    "      --gil             only samples of threads that hold the GIL (py-spy's",
+    "                        --gil; sample or read mode, not -a; a free-threaded",
+    "                        CPython has none: all of its samples; default:",
+    "                        every thread)",
+    "  -e, --event EVENT     sample EVENT instead of CPU time, perf's names (sample",
+    "                        mode only, which --mode auto then picks; a program or",
+    "                        -p, not -a, --idle or --gil; -e list lists this",
+    "                        machine's events and exits): page-faults (where",
+    "                        memory is first touched: where RSS grows),",
+    "                        minor-faults, major-faults, context-switches,",
+    "                        cpu-migrations, or a tracepoint SYSTEM:NAME",
+    "                        (syscalls:sys_enter_write: which line makes which",
+    "                        system call); Python frames at their executing",
+    "                        lines, C and kernel frames; the summary and every",
+    "                        format count faults, switches, calls or events",
+    "                        (default: none, CPU time)",
+    "  -c, --count N         with -e, a sample every N events of each thread (1",
+    "                        to " PP_STR(MAX_PERIOD) "; default: 100 for page-faults,",
+    "                        minor-faults and system calls' tracepoints, which",
+    "                        programs make by the 100,000 a second, each sample",
+    "                        costing the thread 13-41 us; 1 for the others)",
+    "      --stack-size BYTES  stack copied per sample for DWARF unwinding, a",
+    "                        multiple of 8 up to " PP_STR(MAX_STACK) " (default: "
+        PP_STR(DEFAULT_STACK) ", about 60",
+    "                        Python frames on 3.8-3.13, 30 on 3.14+)",
+    "      --native          keep C, libc and kernel frames (default)",
+    "      --no-native       Python frames only (default: off)",
+    "      --inline          keep C functions the compiler inlined (shown as",
+    "                        'name (inlined)'); slower: perf then runs addr2line",
+    "                        for every library and Python function sampled",
+    "                        (default: off)",
+    PP_HELP_FOLD(18),
+    "      --keep [N|SIZE]   keep the recording and intermediate files (the",
+    "                        directory is printed; default: all removed); with",
+    "                        --every N or SIZE: keep the N newest files of the",
+    "                        directory, or at most SIZE bytes of them (suffix K, M",
+    "                        or G: 500M), removing older ones (default: all kept)",
+    "  -v, --verbose         the summary's accounting notes too: children",
+    "                        followed, processes, switches seen, stacks and",
+    "                        events lost however few, code objects freed, how",
+    "                        long the profile took to make (default: the mode,",
+    "                        the totals, the table, the file written, and one",
+    "                        line for a loss or gap of 1% or more of a figure)",
+    "  -h, --help            this help",
+    "",
+    "environment:",
+    "  PERF                  the perf executable (default: perf on PATH)",
+    "  PERFPY_RECORD_MODE    --mode's default for a program perfpy starts (default:",
+    "                        auto)",
+    "  TMPDIR                where the recording directory goes (default: /tmp;",
+    "                        then, in jit mode, if /tmp is on disk and /dev/shm is",
+    "                        a memory filesystem with 1 GiB free, the dumps and",
+    "                        the files perf inject makes from them go to /dev/shm;",
+    "                        with a perf that unwinds with libdw they go to /tmp",
+    "                        itself, the only place its unwinder reads them, and",
+    "                        only this recording's files are removed)",
+    "",
+    "exit status:",
+    "  the program's own, after Ctrl-C too (0 when --duration stopped it); 1 if",
+    "  perfpy or perf failed, or nothing was sampled (no profile is written);",
+    "  2 for a usage error (options that cannot work together, an interpreter",
+    "  older than CPython 3.8); with -a: 0 once stopped with a profile written,",
+    "  1 if nothing was sampled or written, or --every dropped an interval",
+    "",
+    "examples:",
+    "  perfpy record -- python app.py",
+    "  perfpy record -f html -o app.html -r 999 -- python -m mypackage",
+    "  perfpy record -e page-faults -c 10 -- python app.py",
+    "  perfpy record -e syscalls:sys_enter_write -p 4242 -d 10",
+    "  perfpy record -a -d 30 -o host.svg",
+    "  perfpy record -a --every 60 --keep 1G --label env=prod -o /var/lib/perfpy",
+    NULL,
+};
 
 /* ---- options ---------------------------------------------------------------- */
 
@@ -180,11 +218,35 @@ enum { OPT_MODE = 256, OPT_STACK, OPT_NATIVE, OPT_NO_NATIVE, OPT_KEEP, OPT_INLIN
        OPT_GRACE, OPT_PROCESSES, OPT_SHOW_PERFPY, OPT_THREADS, OPT_ALL_PROCESSES, OPT_EVERY,
        OPT_LABEL, OPT_ASYNC, OPT_IDLE, OPT_GIL };
 
+/* -e's name, known to this kernel: PP_PARSED_RUN, or the usage error
+ * naming it and how to list what exists. */
+static int event_option(pp_record_opts *o, const char *name, pp_usage *u)
+{
+    pp_event ev;
+    int rc = pp_event_parse(name, &ev);
+
+    if (strcmp(name, "list") == 0) {
+        o->list_events = 1;
+        return PP_PARSED_RUN;
+    }
+    o->event = name;
+    if (rc == -EINVAL)
+        return pp_usage_set(u, "-e %s: no such event (perf's names: page-faults, "
+                              "minor-faults, major-faults, context-switches, "
+                              "cpu-migrations, or a tracepoint SYSTEM:NAME; perfpy "
+                              "record -e list shows this kernel's)", name);
+    if (rc == -ENOENT)
+        return pp_usage_set(u, "-e %s: this kernel has no such tracepoint (perfpy record "
+                              "-e list shows the ones it has)", name);
+    return PP_PARSED_RUN;       /* -EACCES: tracefs is root's; perfpy-sample opens it */
+}
+
 /* The argument vector being parsed: `--keep N` takes the word after it
  * (getopt gives an optional argument only as --keep=N), and whether -r
- * was given (-a's default rate is another). */
+ * was given (-a's default rate is another) and --mode (else a program's
+ * is PERFPY_RECORD_MODE's). */
 static char **parsed_argv;
-static int parsed_argc, rate_given;
+static int parsed_argc, rate_given, mode_given;
 
 /* A number of seconds from 0 to max: 0, or -1. */
 static int parse_seconds(const char *s, double max, double *out)
@@ -197,16 +259,6 @@ static int parse_seconds(const char *s, double max, double *out)
     if (errno || end == s || *end || !(v >= 0) || v > max)
         return -1;
     *out = v;
-    return 0;
-}
-
-static int known_mode(const char *m)
-{
-    static const char *const modes[] = {"auto", "sample", "read", "hook", "perf", "jit"};
-
-    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-        if (strcmp(m, modes[i]) == 0)
-            return 1;
     return 0;
 }
 
@@ -289,6 +341,9 @@ static int record_option(int c, void *opts, pp_usage *u)
     pp_record_opts *o = opts;
 
     switch (c) {
+    case 'v':
+        o->verbose = 1;
+        return PP_PARSED_RUN;
     case 'o':
         return pp_option_output(optarg, &o->output, u);
     case 'f':
@@ -314,10 +369,10 @@ static int record_option(int c, void *opts, pp_usage *u)
             return pp_usage_set(u, "--pid takes a process id, not '%s'", optarg);
         break;
     case OPT_MODE:
-        if (!known_mode(optarg))
+        if (pp_request_mode_of(optarg, &o->mode) != 0)
             return pp_usage_set(u, "--mode must be auto, sample, read, hook, perf or jit, "
                                   "not '%s'", optarg);
-        o->mode = optarg;
+        mode_given = 1;
         break;
     case OPT_STACK:
         if (pp_parse_long(optarg, 8, MAX_STACK, &o->stack_size) < 0 || o->stack_size % 8)
@@ -352,9 +407,12 @@ static int record_option(int c, void *opts, pp_usage *u)
     case OPT_SHOW_PERFPY:
         o->show_perfpy = 1;
         break;
-    case OPT_THREADS:
+    case OPT_THREADS: {
+        int how, rc = pp_option_threads(optarg, parsed_argc, parsed_argv, &how, u);
         o->threads = 1;
-        break;
+        o->threads_split = how == PP_THREAD_ROOTS_SPLIT;
+        return rc;
+    }
     case OPT_ASYNC:
         o->async = 1;
         break;
@@ -364,6 +422,13 @@ static int record_option(int c, void *opts, pp_usage *u)
     case OPT_GIL:
         o->gil = 1;
         break;
+    case 'e':
+        return event_option(o, optarg, u);
+    case 'c':
+        if (pp_parse_long(optarg, 1, MAX_PERIOD, &o->period) < 0)
+            return pp_usage_set(u, "--count takes a whole number of events per sample from 1 "
+                                  "to %ld, not '%s'", MAX_PERIOD, optarg);
+        break;
     }
     return PP_PARSED_RUN;
 }
@@ -372,16 +437,29 @@ static int record_option(int c, void *opts, pp_usage *u)
  * anything starts, not found out after the program ran. */
 static int combinations(const pp_record_opts *o, pp_usage *u)
 {
-    int sample = strcmp(o->mode, "sample") == 0 || strcmp(o->mode, "read") == 0;
+    /* -a, --async and -e leave auto only sample mode, --idle and --gil
+     * sample or read mode (mode_rules.c): none makes a perf.data */
+    int only_sample = o->mode == PP_MODE_AUTO &&
+                      (o->host || o->async || o->wall || o->gil || o->event);
 
     if (o->format->recording && o->output && strcmp(o->output, "-") == 0)
         return pp_usage_set(u, "-f perf writes a perf.data and keeps its jitted code in "
                               "FILE.jit/ beside it: it cannot go to standard output (give "
                               "-o FILE)");
-    return sample ? pp__record_sample_refusal(o, u) : PP_PARSED_RUN;
+    if (o->mode == PP_MODE_SAMPLE || o->mode == PP_MODE_READ || only_sample)
+        return pp__record_sample_refusal(o, only_sample ? PP_MODE_SAMPLE : o->mode, u);
+    return PP_PARSED_RUN;
 }
 
-int pp__record_sample_refusal(const pp_record_opts *o, pp_usage *u)
+const char *pp__record_perf_only(const pp_record_opts *o)
+{
+    return o->format->recording ? "-f perf (a perf.data for perf's own tools)"
+           : o->inline_frames   ? "--inline (perf's addr2line)"
+           : o->stack_size_given ? "--stack-size (perf's stack copy)"
+           : o->keep            ? "--keep (perf's recording kept)" : NULL;
+}
+
+int pp__record_sample_refusal(const pp_record_opts *o, pp_mode mode, pp_usage *u)
 {
     const struct {
         int given;
@@ -402,7 +480,40 @@ int pp__record_sample_refusal(const pp_record_opts *o, pp_usage *u)
 
     for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
         if (no[i].given)
-            return pp_usage_set(u, no[i].why, o->mode);
+            return pp_usage_set(u, no[i].why, pp_request_mode_name(mode));
+    return PP_PARSED_RUN;
+}
+
+/* -e: an event's samples are sample mode's, of one program or process,
+ * counting the event, not time; -c only with it. */
+static int event_combinations(pp_record_opts *o, pp_usage *u)
+{
+    const char *other = o->host ? "-a (the whole host samples CPU time per CPU)"
+                        : o->wall ? "--idle (a wall-clock profile samples time, on and off "
+                                    "the CPU; an event's samples count the event)"
+                        : o->gil ? "--gil (who holds the GIL is asked of time samples)"
+                        : NULL;
+
+    if (!o->event) {
+        if (o->period)
+            return pp_usage_set(u, "-c counts the events of -e EVENT between two samples: "
+                                  "give -e too, or -r for a rate of CPU samples");
+        return PP_PARSED_RUN;
+    }
+    if (other)
+        return pp_usage_set(u, "-e %s cannot be sampled with %s: leave one out", o->event,
+                            other);
+    if (o->mode != PP_MODE_AUTO && o->mode != PP_MODE_SAMPLE)
+        return pp_usage_set(u, "-e %s needs --mode sample: its samples are taken by a BPF "
+                              "program at each event, which --mode %s does not use (the "
+                              "trampoline modes sample CPU time with perf)", o->event,
+                            pp_request_mode_name(o->mode));
+    if (!o->period) {
+        pp_event ev;
+
+        pp_event_parse(o->event, &ev);      /* known: event_option */
+        o->period = (long)ev.every;
+    }
     return PP_PARSED_RUN;
 }
 
@@ -413,9 +524,10 @@ static int host_options(pp_record_opts *o, pp_usage *u)
     if (o->argv || o->pid)
         return pp_usage_set(u, "-a records every CPython process of the host: give no "
                               "program and no -p");
-    if (o->mode && strcmp(o->mode, "auto") != 0 && strcmp(o->mode, "sample") != 0)
+    if (o->mode != PP_MODE_AUTO && o->mode != PP_MODE_SAMPLE)
         return pp_usage_set(u, "-a reads every process from outside, in sample mode: "
-                              "--mode %s cannot (leave --mode out)", o->mode);
+                              "--mode %s cannot (leave --mode out)",
+                            pp_request_mode_name(o->mode));
     if (o->wall || o->gil)          /* the scheduler's events are followed per program */
         return pp_usage_set(u, "%s records one program or -p PID, not the whole host: "
                               "leave -a out", o->wall ? "--idle (a wall-clock profile)" : "--gil");
@@ -425,7 +537,6 @@ static int host_options(pp_record_opts *o, pp_usage *u)
     if (o->every && o->output && strcmp(o->output, "-") == 0)
         return pp_usage_set(u, "--every writes one file per interval into a directory: "
                               "give -o DIR, not -");
-    o->mode = "sample";
     if (o->processes == PP_PROCESSES_AUTO)
         o->processes = PP_PROCESSES_SPLIT;    /* each process a root, even alone */
     if (!rate_given)
@@ -456,15 +567,19 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
         {"inline", no_argument, NULL, OPT_INLINE},
         {"processes", required_argument, NULL, OPT_PROCESSES},
         {"show-perfpy", no_argument, NULL, OPT_SHOW_PERFPY},
-        {"threads", no_argument, NULL, OPT_THREADS},
+        {"threads", optional_argument, NULL, OPT_THREADS},
         {"async", no_argument, NULL, OPT_ASYNC},
         {"async-aware", no_argument, NULL, OPT_ASYNC},
         {"idle", no_argument, NULL, OPT_IDLE},
         {"wall", no_argument, NULL, OPT_IDLE},
         {"gil", no_argument, NULL, OPT_GIL},
+        {"event", required_argument, NULL, 'e'},
+        {"count", required_argument, NULL, 'c'},
+        {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    const char *env;
     int rc;
 
     memset(o, 0, sizeof(*o));
@@ -473,12 +588,16 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
     o->grace = DEFAULT_GRACE;
     parsed_argv = argv;
     parsed_argc = argc;
-    rate_given = 0;
-    rc = pp_getopt_each(argc, argv, "+:o:f:r:d:p:ah", opts, record_option, o, u);
+    rate_given = mode_given = 0;
+    rc = pp_getopt_each(argc, argv, "+:o:f:r:d:p:e:c:avh", opts, record_option, o, u);
     if (rc != PP_PARSED_RUN)
         return rc;
     if (optind < argc)
         o->argv = argv + optind;
+    if (o->list_events)             /* perfpy record -e list: nothing else is done */
+        return PP_PARSED_RUN;
+    if ((rc = event_combinations(o, u)) != PP_PARSED_RUN)
+        return rc;
     if (o->host)
         return host_options(o, u);
     if (!o->argv && !o->pid)
@@ -490,27 +609,28 @@ int pp_record_parse(int argc, char **argv, pp_record_opts *o, pp_usage *u)
         return pp_usage_set(u, "%s is for the whole host: give -a (without a program "
                               "or -p)", o->every ? "--every" : o->nlabels ? "--label" :
                               o->all_processes ? "--all-processes" : "--keep N");
-    /* only sample mode reads a task at each sample, records time off the
-     * CPU or who holds the GIL: it is what --mode auto (or none) means
-     * then; the others are refused */
-    if ((o->async || o->wall || o->gil) && (!o->mode || strcmp(o->mode, "auto") == 0))
-        o->mode = "sample";
-    if (!o->mode)                   /* attached, the process decides (cmd_record.c) */
-        o->mode = o->argv ? pp__record_default_mode() : "auto";
-    if (!known_mode(o->mode))
+    /* only sample mode reads a task at each sample, only sample and read
+     * modes record time off the CPU or who holds the GIL: --mode auto (or
+     * none) is one of them then (mode_rules.c); the others are refused. A program perfpy starts is
+     * recorded in PERFPY_RECORD_MODE's mode when neither says one; a
+     * process attached to, in its engine's (mode.c) */
+    if (!mode_given && !(o->async || o->wall || o->gil || o->event) && o->argv &&
+        pp_mode_default(&o->mode, &env) != 0)
         return pp_usage_set(u, "PERFPY_RECORD_MODE (--mode's default for a program perfpy "
                               "starts) must be auto, sample, read, hook, perf or jit, not "
-                              "'%s'", o->mode);
-    if (o->async && strcmp(o->mode, "sample") != 0)
+                              "'%s'", env);
+    if (o->async && o->mode != PP_MODE_AUTO && o->mode != PP_MODE_SAMPLE)
         return pp_usage_set(u, "--async needs --mode sample: the task a thread runs and "
                               "the tasks awaiting it are read by a BPF program at each "
-                              "sample, which --mode %s does not use", o->mode);
-    if ((o->wall || o->gil) && strcmp(o->mode, "sample") != 0)
-        return pp_usage_set(u, "%s needs --mode sample: %s comes from BPF programs in the "
-                              "kernel, which --mode %s does not use", o->wall ?
+                              "sample, which --mode %s does not use",
+                            pp_request_mode_name(o->mode));
+    if ((o->wall || o->gil) && o->mode != PP_MODE_AUTO && o->mode != PP_MODE_SAMPLE &&
+        o->mode != PP_MODE_READ)
+        return pp_usage_set(u, "%s needs --mode sample or read: %s is read from outside the "
+                              "program, which --mode %s does not do", o->wall ?
                               "--idle (a wall-clock profile)" : "--gil", o->wall ?
                               "the time each thread spends off the CPU, and why," :
-                              "who holds the GIL at each sample", o->mode);
+                              "who holds the GIL at each sample", pp_request_mode_name(o->mode));
     if (!o->format)
         o->format = pp_format_find("flamegraph");
     return combinations(o, u);

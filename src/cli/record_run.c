@@ -7,6 +7,7 @@
  */
 #include "cli.h"
 #include "record.h"
+#include "report/report.h"
 #include "report/spawn.h"
 
 #include <dirent.h>
@@ -379,30 +380,8 @@ int pp__record_program_status(const run_state *st)
     return PP_EXIT_FAIL;
 }
 
-void pp__record_say_end(int stopped, double seconds, int wait_status)
-{
-    if (stopped)
-        fprintf(stderr, "perfpy: recording stopped after %.1f s\n", seconds);
-    else if (WIFSIGNALED(wait_status))
-        fprintf(stderr, "perfpy: the program was killed by signal %d (%s); its profile "
-                "is still written\n", WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
-    else if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) != 0)
-        fprintf(stderr, "perfpy: the program exited with status %d; its profile is still "
-                "written\n", WEXITSTATUS(wait_status));
-}
-
-void pp__record_say_no_samples(long pid, double seconds)
-{
-    if (pid)
-        fprintf(stderr, "perfpy: no samples: the process %ld used no CPU in the %.1f s "
-                "recorded; nothing is written\n", pid, seconds);
-    else
-        fprintf(stderr, "perfpy: no samples: the program used no CPU that could be sampled "
-                "in its %.1f s; nothing is written\n", seconds);
-}
-
 void pp__record_describe_end(const run_state *st, int status)
 {
     (void)status;
-    pp__record_say_end(st->stopped, st->seconds, st->status);
+    pp_summary_end(stderr, st->stopped, st->seconds, st->status);
 }

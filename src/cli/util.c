@@ -4,6 +4,7 @@
  * a checked close of stdout.
  */
 #include "cli.h"
+#include "help.h"
 #include "options.h"
 
 #include <errno.h>
@@ -54,12 +55,12 @@ int pp_getopt_error(int c, int argc, char **argv, pp_usage *u)
     return pp_usage_set(u, "unknown option '%s'", arg);
 }
 
-int pp_parsed(const char *cmd, int rc, const pp_usage *u, void (*help)(FILE *out))
+int pp_parsed(const char *cmd, int rc, const pp_usage *u, const char *const *help)
 {
     if (rc == PP_PARSED_RUN)
         return -1;
     if (rc == PP_PARSED_HELP) {
-        help(stdout);
+        pp_help_print(stdout, help);
         return pp_close_stdout();
     }
     return pp_usage_error(cmd, "%s", u->message);
@@ -190,34 +191,27 @@ int pp_option_processes(const char *arg, int *out, pp_usage *u)
     return pp_usage_set(u, "--processes must be auto, split or merge, not '%s'", arg);
 }
 
-int pp_parse_live_mode(const char *s, const char **mode, pp_usage *u)
+int pp_option_threads(const char *arg, int argc, char **argv, int *out, pp_usage *u)
 {
-    static const char *const names[] = {"auto", "sample", "read"};
-
-    for (int i = 0; i < 3; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *mode = names[i];
-            return PP_PARSED_RUN;
-        }
-    return pp_usage_set(u, "--mode is auto, sample or read, not '%s'", s);
+    /* getopt gives an optional argument only as --threads=split: the word
+     * after it counts too when it is one of the two */
+    if (!arg && optind < argc && (strcmp(argv[optind], "split") == 0 ||
+                                  strcmp(argv[optind], "merge") == 0))
+        arg = argv[optind++];
+    if (!arg || strcmp(arg, "merge") == 0)
+        *out = PP_THREAD_ROOTS_PATTERN;
+    else if (strcmp(arg, "split") == 0)
+        *out = PP_THREAD_ROOTS_SPLIT;
+    else
+        return pp_usage_set(u, "--threads takes merge (the default) or split, not '%s'", arg);
+    return PP_PARSED_RUN;
 }
 
-void pp_help_fold_options(FILE *out, int width)
+int pp_parse_live_mode(const char *s, pp_mode *mode, pp_usage *u)
 {
-    static const char *const lines[][4] = {
-        {"--processes WHEN", "a root per process, 'python3 (pid 4609)', above its",
-         "stacks: auto (default) when two or more processes", "were sampled, split always, "
-         "merge never (one graph)"},
-        {"--show-perfpy", "keep perfpy's own frames: its startup hook, the",
-         "engine making trampolines (default: hidden, their", "time counted as their caller's)"},
-        {"--threads", "a root per thread, 'worker-1 (tid 4612)', under its",
-         "process's: the name threading gave it (sample mode reads it,",
-         "record's startup hook writes it), else its OS name (default: off)"},
-    };
-
-    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
-        fprintf(out, "      %-*s%s\n%*s%s\n%*s%s\n", width, lines[i][0], lines[i][1], width + 6,
-                "", lines[i][2], width + 6, "", lines[i][3]);
+    if (pp_request_mode_of(s, mode) == 0 && *mode <= PP_MODE_READ)
+        return PP_PARSED_RUN;
+    return pp_usage_set(u, "--mode is auto, sample or read, not '%s'", s);
 }
 
 int pp_fail_error(const pp_error *e)
@@ -319,7 +313,7 @@ int pp_find_libdir(char *buf, size_t cap)
     return -1;
 }
 
-int pp_prepare_child_env(const char *libdir, const char *mode)
+int pp_prepare_child_env(const char *libdir, pp_mode mode)
 {
     const char *old = getenv("PYTHONPATH");
     size_t need = strlen(libdir) + (old ? strlen(old) + 1 : 0) + 1;
@@ -335,7 +329,7 @@ int pp_prepare_child_env(const char *libdir, const char *mode)
     rc = setenv("PYTHONPATH", path, 1);
     free(path);
     if (rc == 0)
-        rc = setenv("PERFPY", mode, 1);
+        rc = setenv("PERFPY", pp_request_mode_name(mode), 1);
     if (rc == 0)
         rc = unsetenv("PYTHONPERFSUPPORT");
     if (rc == 0)
@@ -345,16 +339,10 @@ int pp_prepare_child_env(const char *libdir, const char *mode)
 
 int pp_close_stdout(void)
 {
-    int bad = fflush(stdout) != 0 || ferror(stdout);
-    int err = errno;
+    pp_error e;
 
-    if (fclose(stdout) != 0 && !bad) {
-        bad = 1;
-        err = errno;
-    }
-    if (bad) {
-        fprintf(stderr, "perfpy: cannot write to standard output: %s\n",
-                strerror(err));
+    if (pp_output_close_stdout(&e) != 0) {
+        fprintf(stderr, "perfpy: %s\n", e.message);
         return PP_EXIT_FAIL;
     }
     return PP_EXIT_OK;
@@ -395,34 +383,4 @@ void pp_perf_refused_advice(char *buf, size_t cap)
                  "seccomp policy (a sandbox) blocks it. Run as root, or outside that "
                  "sandbox; Docker/Podman: --cap-add PERFMON, or --security-opt "
                  "seccomp=PROFILE allowing perf_event_open", paranoid);
-}
-
-void pp_program_stem(char *const *argv, char *buf, size_t cap)
-{
-    const char *name = NULL, *slash, *dot;
-
-    for (int i = 1; argv[0] && argv[i]; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-m") == 0 && argv[i + 1]) {
-            name = argv[i + 1];
-            break;
-        }
-        if (strcmp(a, "-c") == 0)
-            break;
-        if (a[0] != '-') {
-            name = a;
-            break;
-        }
-        if ((strcmp(a, "-X") == 0 || strcmp(a, "-W") == 0) && argv[i + 1])
-            i++;
-    }
-    if (!name)
-        name = argv[0] ? argv[0] : "";
-    slash = strrchr(name, '/');
-    name = slash && slash[1] ? slash + 1 : name;
-    dot = strrchr(name, '.');
-    if (dot && strcmp(dot, ".py") == 0)
-        snprintf(buf, cap, "%.*s", (int)(dot - name), name);
-    else
-        snprintf(buf, cap, "%s", name);
 }

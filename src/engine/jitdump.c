@@ -469,10 +469,6 @@ static int jit_close(pp_backend *b)
 }
 
 const pp_backend_ops pp_jitdump_ops = {
-    .name = "perf_jit",
-    .slot_size = jit_slot_size,
-    .open = jit_open,
-    .write_entry = jit_write,
-    .fork_child = jit_fork_child,
-    .close = jit_close,
+    .name = "perf_jit", .slot_size = jit_slot_size, .open = jit_open,
+    .write_entry = jit_write, .fork_child = jit_fork_child, .close = jit_close,
 };

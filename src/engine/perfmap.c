@@ -219,12 +219,8 @@ static int map_fork_child(pp_backend *b, int inherit)
 }
 
 const pp_backend_ops pp_perfmap_ops = {
-    .name = "perf",
-    .slot_size = map_slot_size,
-    .open = map_open,
-    .write_entry = map_write,
-    .fork_child = map_fork_child,
-    .close = text_close,
+    .name = "perf", .slot_size = map_slot_size, .open = map_open,
+    .write_entry = map_write, .fork_child = map_fork_child, .close = text_close,
 };
 
 /* ---- lines sidecar ----------------------------------------------------- */
@@ -248,10 +244,6 @@ static int lines_fork_child(pp_backend *b, int inherit)
 }
 
 const pp_backend_ops pp_lines_ops = {
-    .name = "lines",
-    .slot_size = map_slot_size,
-    .open = lines_open,
-    .write_entry = lines_write,
-    .fork_child = lines_fork_child,
-    .close = text_close,
+    .name = "lines", .slot_size = map_slot_size, .open = lines_open,
+    .write_entry = lines_write, .fork_child = lines_fork_child, .close = text_close,
 };

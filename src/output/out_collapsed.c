@@ -5,9 +5,12 @@
  *
  *     <module> (/app/x.py:1);main (/app/x.py:5);foo (/app/x.py:1) 812
  *
- * A ';' inside a name would split a frame, so it is written as ':'; names
- * hold no newline (perf's text is line-based). Lines are sorted by stack,
- * so the same profile gives the same file.
+ * A Python frame's file is relative to its sys.path entry, as py-spy
+ * writes it ("handle (flask/app.py:12)": paths.c), which makes a big
+ * profile's file a fraction of the size and lets two checkouts compare
+ * (perfpy diff reads it back). A ';' inside a name would split a frame, so
+ * it is written as ':'; names hold no newline (perf's text is line-based).
+ * Lines are sorted by stack, so the same profile gives the same file.
  */
 #include "output.h"
 
@@ -23,10 +26,13 @@ static void put_label(FILE *out, const char *s)
 int pp_write_collapsed(const pp_profile *p, FILE *out, const pp_write_opts *o)
 {
     uint32_t *order = pp_profile_stack_order(p);
+    pp_labels l;
 
     (void)o;
-    if (!order)
+    if (!order || pp_labels_make(p, &l) < 0) {
+        free(order);
         return -ENOMEM;
+    }
     for (uint32_t i = 0; i < p->nstacks && !ferror(out); i++) {
         const pp_stack *s = &p->stacks[order[i]];
         const uint32_t *ids = pp_stack_ids(p, s);
@@ -37,10 +43,11 @@ int pp_write_collapsed(const pp_profile *p, FILE *out, const pp_write_opts *o)
         for (uint32_t d = 0; d < s->depth; d++) {
             if (d)
                 fputc(';', out);
-            put_label(out, p->frames[ids[d]].label);
+            put_label(out, l.label[ids[d]]);
         }
         fprintf(out, " %llu\n", (unsigned long long)v);
     }
     free(order);
+    pp_labels_free(&l);
     return pp__stream_status(out);
 }

@@ -41,39 +41,56 @@ static int cmp_change(const void *a, const void *b)
     return strcmp(x->p->frames[x->frame].label, y->p->frames[y->frame].label);
 }
 
-/* "name (file)" for a Python function (its lines are not compared), the
- * label for the others. */
-static void func_name(char *buf, size_t cap, const pp_diff_func *d)
+/* "name (file)" for a Python function (its lines are not compared), its
+ * file relative to its sys.path entry as it was matched; the label for the
+ * others. l: the labels of the profile d names it from. */
+static void func_name(char *buf, size_t cap, const pp_diff_func *d, const pp_labels *l)
 {
     const pp_frame *f = &d->p->frames[d->frame];
 
     if (f->kind == PP_FRAME_PYTHON && *f->file)
-        snprintf(buf, cap, "%s (%s)", f->name, f->file);
+        snprintf(buf, cap, "%s (%s)", f->name, l->rel[d->frame]);
     else
         snprintf(buf, cap, "%s", f->label);
 }
 
-static int changes(const pp_write_opts *o, const pp_profile *nw, pp_diff_func **v, uint32_t *n)
+/* The changes, sorted, and both profiles' labels (l[0] BASE's, l[1] NEW's). */
+static int changes(const pp_write_opts *o, const pp_profile *nw, pp_diff_func **v, uint32_t *n,
+                   pp_labels *l)
 {
     if (!o || !o->base)
         return -EINVAL;
-    if (pp_diff_functions(o->base, nw, v, n) < 0)
+    if (pp_labels_make(o->base, &l[0]) < 0)
         return -ENOMEM;
+    if (pp_labels_make(nw, &l[1]) < 0 || pp_diff_functions(o->base, nw, v, n) < 0) {
+        pp_labels_free(&l[0]);
+        pp_labels_free(&l[1]);
+        return -ENOMEM;
+    }
     qsort(*v, *n, sizeof(**v), cmp_change);
     return 0;
 }
 
+static void changes_free(pp_diff_func *v, pp_labels *l)
+{
+    free(v);
+    pp_labels_free(&l[0]);
+    pp_labels_free(&l[1]);
+}
+
 static const char how[] =
-    "each profile's numbers are shares of its own samples; a change is NEW's share minus "
-    "BASE's, in percentage points; own = own time (Python) or self time (native)";
+    "each profile's numbers are shares of its own samples, each process's of its own (the "
+    "processes of one name together); a change is NEW's share minus BASE's, in percentage "
+    "points; own = own time (Python) or self time (native)";
 
 int pp_write_diff_table(const pp_profile *nw, FILE *out, const pp_write_opts *o)
 {
     pp_diff_func *v;
+    pp_labels l[2];
     uint32_t n, rows;
     char name[1024];
 
-    if (changes(o, nw, &v, &n) < 0)
+    if (changes(o, nw, &v, &n, l) < 0)
         return o && o->base ? -ENOMEM : -EINVAL;
     rows = o->rows > 0 ? (uint32_t)o->rows : TEXT_ROWS;
     fprintf(out, "perfpy diff: %llu samples in BASE, %llu in NEW (%s)\n"
@@ -81,14 +98,14 @@ int pp_write_diff_table(const pp_profile *nw, FILE *out, const pp_write_opts *o)
             (unsigned long long)o->base->samples, (unsigned long long)nw->samples, how);
     for (uint32_t i = 0; i < n && i < rows; i++) {
         const pp_diff_func *d = &v[i];
-        func_name(name, sizeof(name), d);
+        func_name(name, sizeof(name), d, &l[d->p == nw]);
         fprintf(out, "%+7.1f  %7.1f%%  %7.1f%%  %+8.1f  %7.1f%%  %7.1f%%  %s\n",
                 d->new_own - d->base_own, d->base_own, d->new_own, d->new_total - d->base_total,
                 d->base_total, d->new_total, name);
     }
     if (n > rows)
         fprintf(out, "  ... and %u more functions\n", n - rows);
-    free(v);
+    changes_free(v, l);
     return pp__stream_status(out);
 }
 
@@ -96,30 +113,30 @@ int pp_write_diff_table(const pp_profile *nw, FILE *out, const pp_write_opts *o)
 
 typedef struct paint_ctx {
     const pp_tree *t;
-    const double *base;            /* per node: BASE's share */
+    const double *base, *now;      /* per node: BASE's share, NEW's */
     double all, scale;             /* NEW's total; the change drawn deepest */
 } paint_ctx;
 
 static void diff_box(void *arg, uint32_t i, char *fill, size_t fcap, char *note, size_t ncap)
 {
     const paint_ctx *c = arg;
-    double share = 100.0 * (double)c->t->nodes[i].total / c->all;
+    double share = c->now[i];
     double d = share - c->base[i], k = fabs(d) / c->scale;
     int deep = (int)(180 * (k > 1 ? 1 : k));
 
     if (fabs(d) < 0.05)
-        snprintf(fill, fcap, "rgb(225,222,212)");
+        snprintf(fill, fcap, "#e1ded4");
     else if (d > 0)
-        snprintf(fill, fcap, "rgb(255,%d,%d)", 225 - deep, 215 - deep);
+        snprintf(fill, fcap, "#ff%02x%02x", 225 - deep, 215 - deep);
     else
-        snprintf(fill, fcap, "rgb(%d,%d,255)", 215 - deep, 225 - deep / 2);
+        snprintf(fill, fcap, "#%02x%02xff", 215 - deep, 225 - deep / 2);
     snprintf(note, ncap, "%.2f%% now, %.2f%% before: %+.2f points", share, c->base[i], d);
 }
 
 static int diff_svg(const pp_profile *nw, FILE *out, const pp_write_opts *o, int standalone)
 {
     pp_tree t;
-    double *base = NULL;
+    double *base = NULL, *now = NULL;
     paint_ctx c;
     pp__paint paint;
     char subtitle[160];
@@ -129,13 +146,13 @@ static int diff_svg(const pp_profile *nw, FILE *out, const pp_write_opts *o, int
         return -EINVAL;
     if ((rc = pp_tree_build(nw, &t)) < 0)
         return rc;
-    if ((rc = pp_diff_tree(o->base, nw, &t, &base)) < 0) {
+    if ((rc = pp_diff_tree(o->base, nw, &t, &base, &now)) < 0) {
         pp_tree_free(&t);
         return rc;
     }
-    c = (paint_ctx){&t, base, t.nodes[0].total ? (double)t.nodes[0].total : 1.0, 1.0};
+    c = (paint_ctx){&t, base, now, t.nodes[0].total ? (double)t.nodes[0].total : 1.0, 1.0};
     for (uint32_t i = 1; i < t.n; i++) {     /* the deepest colour: the largest change */
-        double d = fabs(100.0 * (double)t.nodes[i].total / c.all - base[i]);
+        double d = fabs(now[i] - base[i]);
         if (d > c.scale)
             c.scale = d;
     }
@@ -144,6 +161,7 @@ static int diff_svg(const pp_profile *nw, FILE *out, const pp_write_opts *o, int
     paint = (pp__paint){diff_box, &c, subtitle};
     rc = pp__svg(nw, out, o, standalone, &paint);
     free(base);
+    free(now);
     pp_tree_free(&t);
     return rc;
 }
@@ -164,11 +182,12 @@ static const char style[] =
 int pp_write_diff_html(const pp_profile *nw, FILE *out, const pp_write_opts *o)
 {
     pp_diff_func *v;
+    pp_labels l[2];
     uint32_t n;
     char name[1024];
     int rc;
 
-    if (changes(o, nw, &v, &n) < 0)
+    if (changes(o, nw, &v, &n, l) < 0)
         return o && o->base ? -ENOMEM : -EINVAL;
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<title>perfpy diff: ", out);
@@ -187,7 +206,7 @@ int pp_write_diff_html(const pp_profile *nw, FILE *out, const pp_write_opts *o)
     for (uint32_t i = 0; i < n && i < (o->rows > 0 ? (uint32_t)o->rows : HTML_ROWS); i++) {
         const pp_diff_func *d = &v[i];
         double dd = d->new_own - d->base_own, dt = d->new_total - d->base_total;
-        func_name(name, sizeof(name), d);
+        func_name(name, sizeof(name), d, &l[d->p == nw]);
         fprintf(out, "<tr><td class=\"%s\">%+.1f</td><td>%.1f%%</td><td>%.1f%%</td>"
                 "<td class=\"%s\">%+.1f</td><td>%.1f%%</td><td>%.1f%%</td><td class=\"l\">",
                 dd > 0 ? "up" : dd < 0 ? "down" : "", dd, d->base_own, d->new_own,
@@ -198,6 +217,6 @@ int pp_write_diff_html(const pp_profile *nw, FILE *out, const pp_write_opts *o)
     fputs("</tbody></table>\n</body>\n</html>\n", out);
     rc = pp__stream_status(out);
 out:
-    free(v);
+    changes_free(v, l);
     return rc;
 }

@@ -46,37 +46,21 @@ static const char categories[] =
     "{\"name\":\"Wait\",\"color\":\"lightblue\",\"subcategories\":[\"Other\"]},"
     "{\"name\":\"GIL\",\"color\":\"green\",\"subcategories\":[\"Other\"]}]";
 
-/* An interning table of strings (pointers into the profile or literals). */
-typedef struct strs {
-    const char **v;
-    size_t n, cap;
-    pp_htab index;
-} strs;
-
-static int64_t str_id(strs *t, const char *s)
+/* An interning table of strings (pointers into the profile or literals:
+ * not copied). */
+static int64_t str_id(pp__strtab *t, const char *s)
 {
-    uint64_t h = pp__hash(s, strlen(s), 13);
-    pp_htab_iter it;
-    uint32_t *slot;
-
-    for (slot = pp__htab_first(&t->index, h, &it); slot; slot = pp__htab_next(&t->index, h, &it))
-        if (strcmp(t->v[*slot], s) == 0)
-            return *slot;
-    if (pp__grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)) < 0 ||
-        pp__htab_insert(&t->index, h, (uint32_t)t->n) < 0)
-        return -ENOMEM;
-    t->v[t->n] = s;
-    return (int64_t)t->n++;
+    return pp__strtab_id(t, s, NULL);
 }
 
 /* What the shared tables are made of. */
 typedef struct tables {
-    strs s;
+    pp__strtab s;
     uint32_t *func_of;          /* per frame: its function */
     uint32_t *func_frame;       /* per function: its first frame */
     uint32_t nfuncs;
     uint32_t *res_of;           /* per function: its resource, PP_NONE */
-    strs files;                 /* resources by file; sources are the Python ones */
+    pp__strtab files;           /* resources by file; sources are the Python ones */
     uint32_t *src_of;           /* per resource: its source, PP_NONE */
     uint32_t nsources;
     uint32_t *stack_node;       /* per profile stack: its node in the prefix tree */
@@ -186,10 +170,8 @@ static int make_stacks(const pp_profile *p, tables *t)
 
 static void tables_free(tables *t)
 {
-    free(t->s.v);
-    pp__htab_free(&t->s.index);
-    free(t->files.v);
-    pp__htab_free(&t->files.index);
+    pp__strtab_free(&t->s);
+    pp__strtab_free(&t->files);
     free(t->func_of);
     free(t->func_frame);
     free(t->res_of);
@@ -214,8 +196,8 @@ static int tables_make(const pp_profile *p, tables *t)
     t->node_frame = malloc((p->nids + 1) * sizeof(uint32_t));
     t->node_prefix = malloc((p->nids + 1) * sizeof(uint32_t));
     if (!t->func_of || !t->func_frame || !t->res_of || !t->src_of || !t->stack_node ||
-        !t->node_frame || !t->node_prefix || pp__htab_init(&t->s.index, 1024) < 0 ||
-        pp__htab_init(&t->files.index, 256) < 0)
+        !t->node_frame || !t->node_prefix || pp__strtab_init(&t->s, 1024, 0) < 0 ||
+        pp__strtab_init(&t->files, 256, 0) < 0)
         return -ENOMEM;
     if (make_funcs(p, t) < 0 || make_resources(p, t) < 0 || make_stacks(p, t) < 0)
         return -ENOMEM;

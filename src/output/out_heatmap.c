@@ -20,6 +20,12 @@
  * so). Files are read when the page is written (regular files up to
  * MAX_FILE bytes); one that cannot be read is listed with the reason, never
  * an error. The numbers are also in a JSON block (id "heatdata") for tools.
+ *
+ * The program's own files come first (not a library's or the standard
+ * library's: paths.c), each group by its lines' own samples, and the page
+ * opens on the first file's hottest line: every thread's stack holds
+ * threading.py's run(), which by total would come first. A file is named
+ * by its path relative to its sys.path entry, its full path the tooltip.
  */
 #include "output.h"
 
@@ -42,8 +48,11 @@ typedef struct hline {
 
 typedef struct hfile {
     const char *path;
-    uint64_t weight;               /* its hottest line's total: the order of the files */
+    int program;                   /* the program's own file (paths.c), not a library's */
+    uint64_t own;                  /* its lines' own samples */
+    uint64_t weight;               /* its hottest line's total */
     uint64_t hottest;              /* its hottest line's own samples */
+    int hot_line;                  /* that line (by total when none has own samples) */
     const char *why;               /* why it is not shown; NULL: it is */
 } hfile;
 
@@ -78,8 +87,11 @@ static hline *collect(const pp_profile *p, const pp_func_stat *st, size_t *n, hf
             continue;
         for (j = 0; j < nf && strcmp(f[j].path, fr->file) != 0; j++)
             ;
-        if (j == nf)
-            f[nf++].path = fr->file;
+        if (j == nf) {
+            size_t cut;
+            f[nf].path = fr->file;
+            f[nf++].program = pp_path_kind_of(fr->file, &cut) == PP_PATH_PROGRAM;
+        }
         v[k++] = (hline){j, fr->line, st[i].own, st[i].total};
     }
     qsort(v, k, sizeof(*v), cmp_line);
@@ -90,10 +102,19 @@ static hline *collect(const pp_profile *p, const pp_func_stat *st, size_t *n, hf
         } else {
             v[m++] = v[i];
         }
-        if (v[m - 1].total > f[v[m - 1].file].weight)
-            f[v[m - 1].file].weight = v[m - 1].total;
-        if (v[m - 1].own > f[v[m - 1].file].hottest)
-            f[v[m - 1].file].hottest = v[m - 1].own;
+    }
+    for (size_t i = 0; i < m; i++) {
+        hfile *h = &f[v[i].file];
+        h->own += v[i].own;
+        if (v[i].total > h->weight) {
+            h->weight = v[i].total;
+            if (!h->hottest)
+                h->hot_line = v[i].line;
+        }
+        if (v[i].own > h->hottest) {
+            h->hottest = v[i].own;
+            h->hot_line = v[i].line;
+        }
     }
     *n = m;
     *files = f;
@@ -156,7 +177,8 @@ static const char style[] =
     "#side td.n,#side th.n{text-align:right;font-variant-numeric:tabular-nums}\n"
     "#side a{color:#0a4f8a;text-decoration:none}#side a:hover{text-decoration:underline}\n"
     "table.src{font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace;width:100%}\n"
-    "table.src td.ln{color:#999;text-align:right;user-select:none;width:4em}\n"
+    "table.src td.ln{color:#999;text-align:right;user-select:none;width:4em;white-space:pre}\n"
+    "table.src td{vertical-align:top}\n"
     "table.src td.p{text-align:right;width:4.5em;color:#444;font-variant-numeric:tabular-nums}\n"
     "table.src td.c{white-space:pre}table.src tr:target{outline:2px solid #d33}\n"
     "table.src tr{scroll-margin-top:30vh}\n"
@@ -167,41 +189,74 @@ static double share(uint64_t v, uint64_t all)
     return all ? 100.0 * (double)v / (double)all : 0.0;
 }
 
-/* The line rows of file fi: each source line, its shares and its heat. */
+/* The rows of a run of lines without samples, first..last: one row, its
+ * numbers and its text each one cell of lines (a page of 36,000 rows, one
+ * per line of sixty files, took Chromium 8 s to open; the same text in a
+ * row per run of cold lines, under a second). */
+static void cold_rows(FILE *out, uint32_t fi, int first, int last, const char *text, size_t len)
+{
+    char *copy;
+
+    if (first > last)
+        return;
+    fprintf(out, "<tr id=\"f%u-L%d\"><td class=\"ln\">", fi, first);
+    for (int line = first; line <= last; line++)
+        fprintf(out, line < last ? "%d\n" : "%d", line);
+    fputs("</td><td class=\"p\"></td><td class=\"p\"></td><td class=\"c\">", out);
+    for (const char *end = text + len, *nl; text <= end; text = nl + 1) {
+        nl = memchr(text, '\n', (size_t)(end - text));
+        if (!nl)
+            nl = end;
+        if ((copy = strndup(text, (size_t)(nl - text)))) {
+            pp__xml_text(out, copy);          /* each line escaped, the newlines kept */
+            free(copy);
+        }
+        if (nl < end)
+            fputc('\n', out);
+    }
+    fputs("</td></tr>\n", out);
+}
+
+/* The line rows of file fi: each source line with samples, its shares and
+ * its heat; the lines between in runs. */
 static void file_rows(FILE *out, const char *src, uint32_t fi, const hline *v, size_t n,
                       uint64_t all, uint64_t hottest)
 {
     size_t at = 0;
-    const char *s = src;
+    const char *s = src, *cold = src, *end = src;
+    int cold_from = 1, last = 0;
 
     while (at < n && v[at].file != fi)
         at++;
     for (int line = 1; *s || line == 1; line++) {
         const char *nl = strchr(s, '\n');
         size_t len = nl ? (size_t)(nl - s) : strlen(s);
-        char *text = strndup(s, len);
+        last = line;
+        end = s + len;
         while (at < n && v[at].file == fi && v[at].line < line)
             at++;
         if (at < n && v[at].file == fi && v[at].line == line) {
             /* own time is the heat (orange to red); a line only on the
              * stack (a call) is pale */
             double heat = hottest ? (double)v[at].own / (double)hottest : 0;
+            char *text = strndup(s, len);
+            cold_rows(out, fi, cold_from, line - 1, cold, s > cold ? (size_t)(s - 1 - cold) : 0);
             fprintf(out, "<tr id=\"f%u-L%d\" style=\"background:rgba(255,%d,0,%.2f)\">"
                     "<td class=\"ln\">%d</td><td class=\"p\">%.1f%%</td><td class=\"p\">%.1f%%"
                     "</td><td class=\"c\">", fi, line, (int)(210 - 150 * heat),
                     v[at].own ? 0.18 + 0.6 * heat : 0.08, line, share(v[at].own, all),
                     share(v[at].total, all));
-        } else {
-            fprintf(out, "<tr id=\"f%u-L%d\"><td class=\"ln\">%d</td><td class=\"p\"></td>"
-                    "<td class=\"p\"></td><td class=\"c\">", fi, line, line);
+            pp__xml_text(out, text ? text : "");
+            free(text);
+            fputs("</td></tr>\n", out);
+            cold_from = line + 1;
+            cold = nl ? nl + 1 : end;
         }
-        pp__xml_text(out, text ? text : "");
-        free(text);
-        fputs("</td></tr>\n", out);
         if (!nl)
             break;
         s = nl + 1;
     }
+    cold_rows(out, fi, cold_from, last, cold, end > cold ? (size_t)(end - cold) : 0);
 }
 
 /* The file and line where function f (of frames sharing its name and
@@ -232,11 +287,19 @@ static int cmp_own(const void *a, const void *b)
     return (x->frame > y->frame) - (x->frame < y->frame);
 }
 
+/* The files in the order the page shows them: the program's own first
+ * (the page opens on its hottest, not on threading.py, whose run() every
+ * thread's stack holds), each kind by the own samples of its lines, then
+ * by its hottest line's total. */
 static int cmp_file(const void *a, const void *b, void *ctx)
 {
     const hfile *f = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
+    if (f[x].program != f[y].program)
+        return f[x].program ? -1 : 1;
+    if (f[x].own != f[y].own)
+        return f[x].own > f[y].own ? -1 : 1;
     if (f[x].weight != f[y].weight)
         return f[x].weight > f[y].weight ? -1 : 1;
     return (x > y) - (x < y);
@@ -309,11 +372,16 @@ int pp_write_heatmap(const pp_profile *p, FILE *out, const pp_write_opts *o)
     uint64_t all = pp_profile_value_total(p);
     hline *v = NULL;
     hfile *files = NULL;
-    uint32_t nf = 0, *order = NULL;
+    uint32_t nf = 0, *order = NULL, opened = PP_NONE;
+    pp_path_roots roots;
     uint64_t hottest = 0;          /* the hottest line's own samples: the heat's scale */
     size_t n = 0;
     int rc = -ENOMEM, gone = 0;
 
+    if (pp_path_roots_find(p, &roots) < 0) {
+        free(st);
+        return -ENOMEM;
+    }
     if (!st || !(v = collect(p, st, &n, &files, &nf)) ||
         !(order = malloc((nf ? nf : 1) * sizeof(*order))))
         goto out;
@@ -363,18 +431,27 @@ int pp_write_heatmap(const pp_profile *p, FILE *out, const pp_write_opts *o)
         char *src = files[fi].why ? NULL : read_source(files[fi].path, &why);
         if (!src)
             continue;
-        fprintf(out, "<h2 id=\"f%u\">", fi);
+        fprintf(out, "<h2 id=\"f%u\" title=\"", fi);
         pp__xml_text(out, files[fi].path);
+        fputs("\">", out);
+        pp__xml_text(out, pp_path_rel(&roots, files[fi].path));
         fputs("</h2>\n<table class=\"src\">\n", out);
+        if (opened == PP_NONE)
+            opened = fi;
         file_rows(out, src, fi, v, n, all, hottest);
         fputs("</table>\n", out);
         free(src);
     }
     fputs("</div></div>\n", out);
     json_lines(out, files, nf, v, n, all);
+    if (opened != PP_NONE)         /* it opens on the first file's hottest line */
+        fprintf(out, "<script>if(!location.hash){var e=document.getElementById('f%u-L%d');"
+                "if(e)e.scrollIntoView({block:'center'});}</script>\n", opened,
+                files[opened].hot_line);
     fputs("</body>\n</html>\n", out);
     rc = pp__stream_status(out);
 out:
+    pp_path_roots_free(&roots);
     free(st);
     free(v);
     free(files);

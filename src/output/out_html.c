@@ -37,41 +37,36 @@ static const char style[] =
 
 static const char table_script[] =
     "(function(){\n"
-    "var D=JSON.parse(document.getElementById('ppdata').textContent);\n"
+    "var D=JSON.parse(document.getElementById('ppdata').textContent),G=window.perfpyFlame;\n"
     "var body=document.querySelector('#funcs tbody'),q=document.getElementById('q');\n"
-    "var key='total',desc=true,re=null,T=D.total||1;\n"
+    "var K=['py','native','kernel','marker'],key='total',desc=true,re=null,T=D.total||1;\n"
+    "var rows=D.rows.map(function(r){var f=G.frames[r[0]];\n"
+    " return [G.name(r[0],0),K[f[3]]||'native',f[1]<0?'':G.paths[f[1]][0],r[1],r[2],r[3],G.name(r[0],1)];});\n"
     "function pct(v){return v?(100*v/T).toFixed(1)+'%':'';}\n"
     "function num(v){return v?v+' ('+pct(v)+')':'\\u2013';}\n"
-    "function render(){var rows=D.rows.filter(function(r){return !re||re.test(r[0]);});\n"
+    "function render(){var shown=rows.filter(function(r){return !re||re.test(r[6]);});\n"
     " var i={name:0,file:2,self:3,own:4,total:5}[key];\n"
-    " rows.sort(function(a,b){var x=a[i],y=b[i],c=typeof x==='number'?x-y:(x<y?-1:x>y?1:0);return desc?-c:c;});\n"
+    " shown.sort(function(a,b){var x=a[i],y=b[i],c=typeof x==='number'?x-y:(x<y?-1:x>y?1:0);return desc?-c:c;});\n"
     " var frag=document.createDocumentFragment();\n"
-    " rows.slice(0,3000).forEach(function(r){var tr=document.createElement('tr');\n"
+    " shown.slice(0,3000).forEach(function(r){var tr=document.createElement('tr');\n"
     "  var cells=[[r[0],'k-'+r[1]],[r[2],'file'],[num(r[3]),'num'],[r[1]==='py'?num(r[4]):'','num'],[num(r[5]),'num']];\n"
     "  cells.forEach(function(c){var td=document.createElement('td');td.textContent=c[0];td.className=c[1];if(c[1]==='file')td.title=c[0];tr.appendChild(td);});\n"
-    "  frag.appendChild(tr);});\n"
+    "  tr.title=r[6];frag.appendChild(tr);});\n"
     " body.textContent='';body.appendChild(frag);\n"
     " document.querySelectorAll('#funcs th').forEach(function(th){var k=th.getAttribute('data-k');\n"
     "  th.textContent=th.getAttribute('data-t')+(k===key?(desc?' \\u25bc':' \\u25b2'):'');});}\n"
     "document.querySelectorAll('#funcs th').forEach(function(th){th.addEventListener('click',function(){\n"
     " var k=th.getAttribute('data-k');if(k===key)desc=!desc;else{key=k;desc=k!=='name'&&k!=='file';}render();});});\n"
     "q.addEventListener('input',function(){var v=q.value;try{re=v?new RegExp(v):null;q.style.background='';}\n"
-    " catch(e){q.style.background='#fdd';return;}render();if(window.perfpyFlame)window.perfpyFlame.search(re);});\n"
-    "document.getElementById('reset').addEventListener('click',function(){if(window.perfpyFlame)window.perfpyFlame.reset();});\n"
+    " catch(e){q.style.background='#fdd';return;}render();G.search(re);});\n"
+    "document.getElementById('reset').addEventListener('click',function(){G.reset();});\n"
     "render();\n"
     "})();\n";
 
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    pp__json_text(out, s);
-    fputc('"', out);
-}
-
 int pp_write_html(const pp_profile *p, FILE *out, const pp_write_opts *o)
 {
-    static const char *kinds[] = {"py", "native", "kernel", "marker"};
     pp_func_stat *st = pp_profile_func_stats(p);
+    char counted[192];
     int rc;
 
     if (!st)
@@ -82,8 +77,9 @@ int pp_write_html(const pp_profile *p, FILE *out, const pp_write_opts *o)
     pp__xml_text(out, pp__title(p, o));
     fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", style);
     pp__xml_text(out, pp__title(p, o));
-    fprintf(out, "</h1>\n<div class=\"meta\">%llu samples", (unsigned long long)p->samples);
-    if (p->event[0]) {
+    fputs("</h1>\n<div class=\"meta\">", out);
+    pp__xml_text(out, pp__counted(p, counted, sizeof(counted)));
+    if (p->event[0] && p->value != PP_VALUE_EVENTS) {
         fputs(" of ", out);
         pp__xml_text(out, p->event);
     }
@@ -109,17 +105,13 @@ int pp_write_html(const pp_profile *p, FILE *out, const pp_write_opts *o)
           "</tr></thead><tbody></tbody></table>\n"
           "<script type=\"application/json\" id=\"ppdata\">", out);
     fprintf(out, "{\"total\":%llu,\"rows\":[", (unsigned long long)pp_profile_value_total(p));
-    for (uint32_t i = 0, k = 0; i < p->nframes; i++) {
-        const pp_frame *f = &p->frames[i];
-        if (!st[i].total)
-            continue;
-        fputs(k++ ? ",\n[" : "\n[", out);
-        json_str(out, f->label);
-        fprintf(out, ",\"%s\",", kinds[f->kind & 3]);
-        json_str(out, f->file);
-        fprintf(out, ",%llu,%llu,%llu]", (unsigned long long)st[i].self,
-                (unsigned long long)st[i].own, (unsigned long long)st[i].total);
-    }
+    /* each function with samples: its frame (the graph's table names it,
+     * F[frame]), self, own, total */
+    for (uint32_t i = 0, k = 0; i < p->nframes; i++)
+        if (st[i].total)
+            fprintf(out, "%s[%u,%llu,%llu,%llu]", k++ % 8 ? "," : k > 1 ? ",\n" : "\n", i,
+                    (unsigned long long)st[i].self, (unsigned long long)st[i].own,
+                    (unsigned long long)st[i].total);
     fprintf(out, "]}</script>\n<script>\n%s</script>\n</body>\n</html>\n", table_script);
     rc = pp__stream_status(out);
 out:

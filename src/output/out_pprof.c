@@ -45,60 +45,23 @@
 #include <string.h>
 #include <zlib.h>
 
-typedef struct buf {
-    uint8_t *d;
-    size_t len, cap;
-    int err;
-} buf;
-
-static void put(buf *b, const void *data, size_t n)
-{
-    if (b->err)
-        return;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        uint8_t *nd;
-        while (cap < b->len + n)
-            cap *= 2;
-        nd = realloc(b->d, cap);
-        if (!nd) {
-            b->err = -ENOMEM;
-            return;
-        }
-        b->d = nd;
-        b->cap = cap;
-    }
-    memcpy(b->d + b->len, data, n);
-    b->len += n;
-}
-
-static void varint(buf *b, uint64_t v)
-{
-    uint8_t tmp[10];
-    size_t n = 0;
-
-    do {
-        tmp[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-    put(b, tmp, n);
-}
+typedef pp__buf buf;
 
 /* field with wire type 0 (varint); zero values are omitted (proto3). */
 static void field_u64(buf *b, unsigned field, uint64_t v)
 {
     if (!v)
         return;
-    varint(b, (uint64_t)field << 3);
-    varint(b, v);
+    pp__varint(b, (uint64_t)field << 3);
+    pp__varint(b, v);
 }
 
 /* field with wire type 2 (length-delimited). */
 static void field_bytes(buf *b, unsigned field, const void *data, size_t n)
 {
-    varint(b, (uint64_t)field << 3 | 2);
-    varint(b, n);
-    put(b, data, n);
+    pp__varint(b, (uint64_t)field << 3 | 2);
+    pp__varint(b, n);
+    pp__put(b, data, n);
 }
 
 static void field_msg(buf *b, unsigned field, buf *msg)
@@ -113,41 +76,22 @@ static void field_msg(buf *b, unsigned field, buf *msg)
 
 typedef struct strtab {
     buf out;                  /* the encoded string_table fields */
-    pp_htab index;
-    char **strs;                /* owned copies */
-    size_t n, cap;
+    pp__strtab tab;           /* owned copies */
     int err;
 } strtab;
 
 static uint64_t str_id(strtab *t, const char *s)
 {
-    uint64_t h = pp__hash(s, strlen(s), 11);
-    pp_htab_iter it;
-    uint32_t *slot;
+    int added;
+    int64_t id = pp__strtab_id(&t->tab, s, &added);
 
-    for (slot = pp__htab_first(&t->index, h, &it); slot; slot = pp__htab_next(&t->index, h, &it))
-        if (strcmp(t->strs[*slot], s) == 0)
-            return *slot;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        char **n = realloc(t->strs, cap * sizeof(*n));
-        if (!n) {
-            t->err = -ENOMEM;
-            return 0;
-        }
-        t->strs = n;
-        t->cap = cap;
-    }
-    if (pp__htab_insert(&t->index, h, (uint32_t)t->n) < 0) {
+    if (id < 0) {
         t->err = -ENOMEM;
         return 0;
     }
-    if (!(t->strs[t->n] = strdup(s))) {
-        t->err = -ENOMEM;
-        return 0;
-    }
-    field_bytes(&t->out, 6, s, strlen(s));
-    return t->n++;
+    if (added)
+        field_bytes(&t->out, 6, s, strlen(s));
+    return (uint64_t)id;
 }
 
 static void value_type(buf *b, unsigned field, buf *tmp, strtab *t, const char *type,
@@ -166,15 +110,15 @@ static void sample(buf *b, buf *m, buf *packed, const pp_profile *p, const pp_st
     const uint32_t *ids = pp_stack_ids(p, s);
 
     for (uint32_t d = s->depth; d-- > 0;)       /* leaf first */
-        varint(packed, (uint64_t)ids[d] + 1);
+        pp__varint(packed, (uint64_t)ids[d] + 1);
     field_bytes(m, 1, packed->d, packed->len);
     packed->len = 0;
-    varint(packed, count);
-    varint(packed, weight);
+    pp__varint(packed, count);
+    pp__varint(packed, weight);
     field_bytes(m, 2, packed->d, packed->len);
     packed->len = 0;
     if (labels && labels->len)
-        put(m, labels->d, labels->len);
+        pp__put(m, labels->d, labels->len);
     field_msg(b, 2, m);
 }
 
@@ -290,14 +234,19 @@ int pp_pprof_encode(const pp_profile *p, uint8_t **out, size_t *out_len)
     buf b = {0}, m = {0}, sub = {0}, packed = {0};
     strtab t = {0};
     char sysname[4096];
-    const char *kind = p->value == PP_VALUE_WALL ? "wall" : "cpu";
+    /* an event's second value: its occurrences, typed by its name
+     * ("page-faults", "syscalls:sys_enter_write") in its unit ("faults",
+     * "calls"), as perf's own pprof converters type them */
+    int events = p->value == PP_VALUE_EVENTS;
+    const char *kind = events ? p->event : p->value == PP_VALUE_WALL ? "wall" : "cpu";
+    const char *unit = events ? pp_profile_unit(p) : "nanoseconds";
     int rc;
 
-    if (pp__htab_init(&t.index, 1024) < 0)
+    if (pp__strtab_init(&t.tab, 1024, 1) < 0)
         return -ENOMEM;
     str_id(&t, "");
     value_type(&b, 1, &m, &t, "samples", "count");
-    value_type(&b, 1, &m, &t, kind, "nanoseconds");
+    value_type(&b, 1, &m, &t, kind, unit);
     if (!p->labelled || (rc = labelled_samples(&b, &m, &packed, &sub, &t, p)) == -EINVAL)
         for (uint32_t si = 0; si < p->nstacks; si++)
             sample(&b, &m, &packed, p, &p->stacks[si], p->stacks[si].count,
@@ -335,21 +284,18 @@ int pp_pprof_encode(const pp_profile *p, uint8_t **out, size_t *out_len)
         field_u64(&b, 10, p->duration_ns);
     else if (p->time_last_ns > p->time_first_ns)
         field_u64(&b, 10, p->time_last_ns - p->time_first_ns);
-    value_type(&b, 11, &m, &t, kind, "nanoseconds");
+    value_type(&b, 11, &m, &t, kind, unit);
     field_u64(&b, 12, p->period_ns ? p->period_ns : p->samples ? p->period / p->samples : 0);
     field_u64(&b, 14, str_id(&t, kind));
     /* string_table (field 6) last: every index is known by now */
-    put(&b, t.out.d, t.out.len);
+    pp__put(&b, t.out.d, t.out.len);
     rc = b.err ? b.err : m.err ? m.err : sub.err ? sub.err : packed.err ? packed.err
          : t.err ? t.err : t.out.err;
     free(m.d);
     free(sub.d);
     free(packed.d);
     free(t.out.d);
-    for (size_t i = 0; i < t.n; i++)
-        free(t.strs[i]);
-    free(t.strs);
-    pp__htab_free(&t.index);
+    pp__strtab_free(&t.tab);
     if (rc < 0) {
         free(b.d);
         return rc;
@@ -357,36 +303,6 @@ int pp_pprof_encode(const pp_profile *p, uint8_t **out, size_t *out_len)
     *out = b.d;
     *out_len = b.len;
     return 0;
-}
-
-/* gzip (RFC 1952) of data[0..len) to out. */
-static int gzip_to(FILE *out, const uint8_t *data, size_t len)
-{
-    z_stream z;
-    uint8_t chunk[65536];
-    int zr;
-
-    memset(&z, 0, sizeof(z));
-    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return -ENOMEM;
-    z.next_in = (Bytef *)data;
-    do {
-        size_t in = len > (1u << 30) ? (1u << 30) : len;
-        z.avail_in = (uInt)in;
-        len -= in;
-        do {
-            z.next_out = chunk;
-            z.avail_out = sizeof(chunk);
-            zr = deflate(&z, len ? Z_NO_FLUSH : Z_FINISH);
-            if (zr == Z_STREAM_ERROR) {
-                deflateEnd(&z);
-                return -EIO;
-            }
-            fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out);
-        } while (z.avail_out == 0);
-    } while (len);
-    deflateEnd(&z);
-    return zr == Z_STREAM_END ? 0 : -EIO;
 }
 
 int pp_write_pprof(const pp_profile *p, FILE *out, const pp_write_opts *o)
@@ -399,7 +315,7 @@ int pp_write_pprof(const pp_profile *p, FILE *out, const pp_write_opts *o)
     rc = pp_pprof_encode(p, &data, &len);
     if (rc < 0)
         return rc;
-    rc = gzip_to(out, data, len);
+    rc = pp__gzip_to(out, data, len);
     free(data);
     if (rc < 0)
         return rc;

@@ -7,7 +7,10 @@
 #include "output.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 const pp_format pp_formats[] = {
     {.name = "flamegraph", .ext = ".svg", .write = pp_write_flamegraph,
@@ -26,6 +29,9 @@ const pp_format pp_formats[] = {
      .summary = "page: the source lines with their share of the samples"},
     {.name = "table", .ext = ".table.txt", .write = pp_write_table,
      .summary = "text: functions by own and total time, for terminals and logs"},
+    {.name = "perfpy", .ext = ".perfpy.gz", .write = pp_write_perfpy,
+     .summary = "perfpy's own, the whole profile: perfpy report FILE -f FORMAT writes any "
+                "format later"},
     {.name = "perf", .ext = ".data", .recording = 1,
      .summary = "the (injected) perf.data, for perf report/Hotspot"},
 };
@@ -141,6 +147,18 @@ const char *pp__title(const pp_profile *p, const pp_write_opts *o)
     return p->program[0] ? p->program : "perfpy";
 }
 
+const char *pp__counted(const pp_profile *p, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%llu samples", (unsigned long long)p->samples);
+
+    uint64_t every = pp_profile_every(p);
+
+    if (p->value == PP_VALUE_EVENTS && n >= 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, " of %llu %s (%s)", (unsigned long long)every,
+                 pp_profile_unit_n(p, every), p->event);
+    return buf;
+}
+
 int pp__tree_json(const pp_profile *p, const pp_tree *t, FILE *out)
 {
     static const char *kinds[] = {"py", "native", "kernel", "marker"};
@@ -183,4 +201,103 @@ int pp__stream_status(FILE *out)
     if (ferror(out))
         return errno ? -errno : -EIO;
     return 0;
+}
+
+void pp__put(pp__buf *b, const void *data, size_t n)
+{
+    if (b->err)
+        return;
+    if (pp__grow((void **)&b->d, &b->cap, b->len + n, 1) < 0) {
+        b->err = -ENOMEM;
+        return;
+    }
+    if (n)
+        memcpy(b->d + b->len, data, n);
+    b->len += n;
+}
+
+void pp__varint(pp__buf *b, uint64_t v)
+{
+    uint8_t tmp[10];
+    size_t n = 0;
+
+    do {
+        tmp[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    pp__put(b, tmp, n);
+}
+
+/* gzip (RFC 1952) of data[0..len) to out. */
+int pp__gzip_to(FILE *out, const uint8_t *data, size_t len)
+{
+    z_stream z;
+    uint8_t chunk[65536];
+    int zr;
+
+    memset(&z, 0, sizeof(z));
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -ENOMEM;
+    z.next_in = (Bytef *)data;
+    do {
+        size_t in = len > (1u << 30) ? (1u << 30) : len;
+        z.avail_in = (uInt)in;
+        len -= in;
+        do {
+            z.next_out = chunk;
+            z.avail_out = sizeof(chunk);
+            zr = deflate(&z, len ? Z_NO_FLUSH : Z_FINISH);
+            if (zr == Z_STREAM_ERROR) {
+                deflateEnd(&z);
+                return -EIO;
+            }
+            fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out);
+        } while (z.avail_out == 0);
+    } while (len);
+    deflateEnd(&z);
+    return zr == Z_STREAM_END ? 0 : -EIO;
+}
+
+
+int pp__strtab_init(pp__strtab *t, size_t cap, int own)
+{
+    memset(t, 0, sizeof(*t));
+    t->own = own;
+    return pp__htab_init(&t->index, cap);
+}
+
+int64_t pp__strtab_id(pp__strtab *t, const char *s, int *added)
+{
+    uint64_t h = pp__hash(s, strlen(s), 13);
+    pp_htab_iter it;
+    uint32_t *slot;
+    const char *kept;
+
+    if (added)
+        *added = 0;
+    for (slot = pp__htab_first(&t->index, h, &it); slot; slot = pp__htab_next(&t->index, h, &it))
+        if (strcmp(t->v[*slot], s) == 0)
+            return *slot;
+    if (t->n >= UINT32_MAX ||
+        pp__grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)) < 0 ||
+        !(kept = t->own ? strdup(s) : s))
+        return -ENOMEM;
+    if (pp__htab_insert(&t->index, h, (uint32_t)t->n) < 0) {
+        if (t->own)
+            free((char *)kept);
+        return -ENOMEM;
+    }
+    t->v[t->n] = kept;
+    if (added)
+        *added = 1;
+    return (int64_t)t->n++;
+}
+
+void pp__strtab_free(pp__strtab *t)
+{
+    for (size_t i = 0; t->own && i < t->n; i++)
+        free((char *)t->v[i]);
+    free(t->v);
+    pp__htab_free(&t->index);
+    memset(t, 0, sizeof(*t));
 }

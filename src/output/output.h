@@ -18,12 +18,14 @@
  *     collapsed   .txt               flamegraph.pl's "a;b;c 12" lines
  *     table       .table.txt         functions by own and total time, in text
  *     heatmap     .heatmap.html      the source files, each line's share of the samples
+ *     perfpy      .perfpy.gz         perfpy's own, the whole profile: any format later
  *     perf        .data              the (injected) perf.data, for perf report/Hotspot
  */
 #ifndef PERFPY_OUTPUT_H
 #define PERFPY_OUTPUT_H
 
 #include "perfpy/error.h"
+#include "profile/htab.h"
 #include "profile/profile.h"
 
 #include <stdio.h>
@@ -62,6 +64,10 @@ int pp_output_write(const pp_profile *p, const pp_format *f, const char *path,
                     const pp_write_opts *wo, pp_error *e);
 /* Copies the file from to path the same way (format perf). */
 int pp_output_copy(const char *from, const char *path, pp_error *e);
+/* fflush + ferror + fclose of stdout, for a command that wrote its answer
+ * there: a full disk is an error, not a truncated report. 0, or -errno
+ * with e's sentence. */
+int pp_output_close_stdout(pp_error *e);
 
 int pp_write_collapsed(const pp_profile *p, FILE *out, const pp_write_opts *o);
 int pp_write_flamegraph(const pp_profile *p, FILE *out, const pp_write_opts *o);
@@ -75,6 +81,8 @@ int pp_write_diff_html(const pp_profile *p, FILE *out, const pp_write_opts *o);
 int pp_write_diff_flamegraph(const pp_profile *p, FILE *out, const pp_write_opts *o);
 int pp_write_diff_table(const pp_profile *p, FILE *out, const pp_write_opts *o);
 int pp_write_pprof(const pp_profile *p, FILE *out, const pp_write_opts *o);
+/* perfpy's own, lossless (out_perfpy.c; include/perfpy/profile_format.h). */
+int pp_write_perfpy(const pp_profile *p, FILE *out, const pp_write_opts *o);
 
 /* The uncompressed protobuf of a pprof Profile (tests decode it); malloc'ed. */
 int pp_pprof_encode(const pp_profile *p, uint8_t **buf, size_t *len);
@@ -90,6 +98,9 @@ void pp__xml_text(FILE *out, const char *s);
 int pp__utf8_len(const char *s);
 /* The title to show: o->title, the program, or "perfpy". */
 const char *pp__title(const pp_profile *p, const pp_write_opts *o);
+/* What the samples count, into buf: "1234 samples", or for an event's
+ * (PP_VALUE_EVENTS) "1234 samples of 10 faults (page-faults)". buf. */
+const char *pp__counted(const pp_profile *p, char *buf, size_t cap);
 /* The profile's call tree as compact JSON for the embedded viewers:
  * {"f":[[label,kind],...],"n":[[frame,parent,total,self],...]} */
 int pp__tree_json(const pp_profile *p, const pp_tree *t, FILE *out);
@@ -108,6 +119,32 @@ typedef struct pp__paint {
  * out_flamegraph.c. */
 int pp__svg(const pp_profile *p, FILE *out, const pp_write_opts *o, int standalone,
             const pp__paint *paint);
+/* A growing byte buffer with a sticky error (-ENOMEM), for the binary
+ * formats (pprof, perfpy's own): bytes, and unsigned LEB128 varints. */
+typedef struct pp__buf {
+    uint8_t *d;
+    size_t len, cap;
+    int err;
+} pp__buf;
+void pp__put(pp__buf *b, const void *data, size_t n);
+void pp__varint(pp__buf *b, uint64_t v);
+/* gzip (RFC 1952) of data[0..len) to out: 0, -ENOMEM or -EIO. */
+int pp__gzip_to(FILE *out, const uint8_t *data, size_t len);
+/* An interning table of strings, the string tables of the writers that
+ * have one (Firefox's, pprof's): each distinct string an index, in order
+ * of first sight. With own set, the strings are copied (and freed with
+ * the table); else they must outlive it. */
+typedef struct pp__strtab {
+    const char **v;
+    size_t n, cap;
+    pp_htab index;
+    int own;
+} pp__strtab;
+/* 0, or -ENOMEM. */
+int pp__strtab_init(pp__strtab *t, size_t cap, int own);
+/* s's index, *added set when it is new (added may be NULL); -ENOMEM. */
+int64_t pp__strtab_id(pp__strtab *t, const char *s, int *added);
+void pp__strtab_free(pp__strtab *t);
 /* A thread's track name: "worker-1 (tid 4612)", and its process's,
  * "worker-1 (tid 4612), python3 (pid 4609)", when there are several. */
 void pp__thread_label(const pp_profile *p, const pp_thread *t, char *buf, size_t cap);

@@ -131,3 +131,17 @@ int pp_output_copy(const char *from, const char *path, pp_error *e)
 {
     return write_via(path, fill_copy, (void *)from, e);
 }
+
+int pp_output_close_stdout(pp_error *e)
+{
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int err = errno;
+
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (!bad)
+        return 0;
+    return pp_error_set(e, -err, "cannot write to standard output: %s", strerror(err));
+}

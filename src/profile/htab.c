@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #define K1 0x9E3779B97F4A7C15ull
@@ -95,9 +96,7 @@ void pp__htab_free(pp_htab *t)
 {
     free(t->hashes);
     free(t->vals);
-    t->hashes = NULL;
-    t->vals = NULL;
-    t->cap = t->n = 0;
+    memset(t, 0, sizeof(*t));
 }
 
 uint32_t *pp__htab_next(const pp_htab *t, uint64_t h, pp_htab_iter *it)
@@ -169,8 +168,10 @@ int pp__grow(void **arr, size_t *cap, size_t need, size_t elem)
 
     if (need <= *cap)
         return 0;
-    while (c < need)
+    while (c < need && c <= SIZE_MAX / 2)
         c *= 2;
+    if (c < need || !elem || c > SIZE_MAX / elem)
+        return -ENOMEM;                  /* no array that large: never a wrapped size */
     n = realloc(*arr, c * elem);
     if (!n)
         return -ENOMEM;

@@ -281,3 +281,50 @@ int pp_profile_time_weights(const pp_profile *p)
            event_is(p->event, "task-clock");
 }
 
+const char *pp_profile_event_unit(const char *event)
+{
+    static const struct {
+        const char *prefix, *unit;
+        int whole;
+    } units[] = {
+        {"page-faults", "faults", 1}, {"faults", "faults", 1}, {"minor-faults", "faults", 1},
+        {"major-faults", "faults", 1}, {"context-switches", "switches", 1},
+        {"cs", "switches", 1}, {"cpu-migrations", "migrations", 1},
+        {"migrations", "migrations", 1}, {"syscalls:sys_enter_", "calls", 0},
+        {"syscalls:sys_exit_", "calls", 0}, {"raw_syscalls:sys_enter", "calls", 1},
+        {"raw_syscalls:sys_exit", "calls", 1}, {"cpu-clock", "ns", 1},
+        {"task-clock", "ns", 1}, {"wall-clock", "ns", 1},
+    };
+
+    if (!event || !*event)
+        return "ns";
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (units[i].whole ? event_is(event, units[i].prefix)
+                           : strncmp(event, units[i].prefix, strlen(units[i].prefix)) == 0)
+            return units[i].unit;
+    return "events";
+}
+
+const char *pp_profile_unit(const pp_profile *p)
+{
+    return p->value == PP_VALUE_EVENTS ? pp_profile_event_unit(p->event) : "samples";
+}
+
+const char *pp_profile_unit_n(const pp_profile *p, uint64_t n)
+{
+    static const char *const one[][2] = {
+        {"faults", "fault"}, {"switches", "switch"}, {"migrations", "migration"},
+        {"calls", "call"}, {"events", "event"}, {"samples", "sample"}, {"ns", "ns"},
+    };
+    const char *unit = pp_profile_unit(p);
+
+    for (size_t i = 0; n == 1 && i < sizeof(one) / sizeof(one[0]); i++)
+        if (strcmp(unit, one[i][0]) == 0)
+            return one[i][1];
+    return unit;
+}
+
+uint64_t pp_profile_every(const pp_profile *p)
+{
+    return p->value == PP_VALUE_EVENTS && p->samples ? p->period / p->samples : 0;
+}

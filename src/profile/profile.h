@@ -84,6 +84,9 @@ typedef enum pp_value_kind {
     PP_VALUE_CPU = 0,      /* one period of its thread's CPU time (or of perf's event) */
     PP_VALUE_WALL = 1,     /* wall time: on-CPU samples weigh their period, off-CPU
                               samples the time they stand for */
+    PP_VALUE_EVENTS = 2,   /* a period of an event's own occurrences (page faults,
+                              system calls: perfpy record -e): p->event names it,
+                              pp_profile_event_unit says what one is */
 } pp_value_kind;
 
 /* One thread of the recording, interned by (pid, tid) in order of its
@@ -272,6 +275,34 @@ uint64_t pp_profile_value_total(const pp_profile *p);
  * task-clock event (sample mode's is cpu-clock); otherwise they are the
  * event's own unit (cycles, instructions). */
 int pp_profile_time_weights(const pp_profile *p);
+/* What one occurrence of the event named event is, in a word the summary
+ * and writers print beside the counts: "faults" (page-faults,
+ * minor-faults, major-faults), "switches" (context-switches),
+ * "migrations" (cpu-migrations), "calls" (a system call's tracepoint:
+ * syscalls:sys_enter_*, sys_exit_*, raw_syscalls), "events" (any other
+ * event that is no time; "" and the clocks: "ns"). */
+const char *pp_profile_event_unit(const char *event);
+/* The word for what p's counts are: its samples' unit for PP_VALUE_EVENTS
+ * ("faults", "calls"), else "samples". */
+const char *pp_profile_unit(const pp_profile *p);
+/* The unit said of n of them: "1 fault", "1 switch", "10 faults". */
+const char *pp_profile_unit_n(const pp_profile *p, uint64_t n);
+/* Each sample's period of its event (PP_VALUE_EVENTS: -c), else 0. */
+uint64_t pp_profile_every(const pp_profile *p);
+
+/* Whether a summary's accounting note is said: always with -v (verbose),
+ * otherwise only when what it counts moves a figure of the profile by
+ * PP_NOTE_SAID_PCT percent or more (a loss, a gap, samples left out). */
+#define PP_NOTE_SAID_PCT 1.0
+static inline int pp_note_said(int verbose, double pct)
+{
+    return verbose || pct >= PP_NOTE_SAID_PCT;
+}
+/* part of whole in percent (0 of nothing), what a note's share is. */
+static inline double pp_note_pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
 
 /* ---- threads and the sample log (samples.c) --------------------------- */
 
@@ -282,6 +313,42 @@ int64_t pp_profile_thread(pp_profile *p, int32_t pid, int32_t tid, const char *c
 /* "worker-1 (tid 4612)": a thread's name and id, as roots and tracks show
  * it ("[unknown]" without a name, no tid when unknown); snprintf's length. */
 int pp_thread_label(const pp_thread *t, char *buf, size_t cap);
+
+/* What roots the folder gives threads (pp_fold_opts.threads; roots.c). */
+enum {
+    PP_THREAD_ROOTS_NONE = 0,      /* none */
+    PP_THREAD_ROOTS_PATTERN = 1,   /* a root per name pattern: a pool's workers,
+                                      short-lived request threads, one root each */
+    PP_THREAD_ROOTS_SPLIT = 2,     /* a root per thread, "worker-1 (tid 4612)" */
+};
+
+/* name with the number that tells threads of one kind apart taken out:
+ * the last run of digits after '-', '_' or ' ' (or starting it), before a
+ * target suffix " (...)", becomes '*' ("ThreadPoolExecutor-0_3" ->
+ * "ThreadPoolExecutor-0_*", "Thread-12 (handler)" -> "Thread-* (handler)",
+ * "worker-3" -> "worker-*"); a name without one is its own pattern
+ * ("MainThread"). Into buf (cut to cap); snprintf's length. Pure. */
+int pp_thread_pattern(const char *name, char *buf, size_t cap);
+/* A thread root's label for mode PP_THREAD_ROOTS_*: its name's pattern, or
+ * with SPLIT its name and tid (pp_thread_label). */
+int pp_thread_root_label(const pp_thread *t, int mode, char *buf, size_t cap);
+/* That label as a marker frame of p: its id, or a negative errno. among
+ * (may be NULL): the patterns of the threads named in full
+ * (pp_thread_patterns_known), which a name the kernel cut to its comm's 15
+ * bytes ("Thread-12 (proc", of a thread whose threading name was never
+ * read; CPython 3.14+ names its threads' comms) takes when it begins one,
+ * so that the two share a root. */
+typedef struct pp_thread_patterns {
+    char **v;                      /* malloc'ed, each once */
+    size_t n;
+} pp_thread_patterns;
+int64_t pp_profile_thread_root(pp_profile *p, const pp_thread *t, int mode,
+                               const pp_thread_patterns *among);
+/* The patterns of p's threads named by a reader (name_set), at most
+ * PP_THREAD_PATTERNS_KNOWN of them: 0 or -ENOMEM. */
+#define PP_THREAD_PATTERNS_KNOWN 64
+int pp_thread_patterns_known(const pp_profile *p, pp_thread_patterns *out);
+void pp_thread_patterns_free(pp_thread_patterns *k);
 
 /* The index of thread (pid, tid), or -1 when it has none. */
 int64_t pp_profile_find_thread(const pp_profile *p, int32_t pid, int32_t tid);
@@ -307,6 +374,9 @@ pp_logged pp_profile_rec(const pp_profile *p, uint64_t i);
  * 0, or -ENOMEM/-EINVAL (-ENOSPC past PP_MAX_MARKER_NAMES distinct names). */
 int pp_profile_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint64_t start_ns,
                       uint64_t end_ns, const char *name, size_t len);
+/* name[0..len) among the markers' names, interned (its index in
+ * p->marker_names): >= 0, or -ENOMEM/-ENOSPC. */
+int64_t pp_profile_marker_name(pp_profile *p, const char *name, size_t len);
 /* A marker's name. */
 static inline const char *pp_marker_name(const pp_profile *p, const pp_marker *m)
 {
@@ -438,6 +508,8 @@ pp_func_stat *pp_profile_func_stats(const pp_profile *p);
 typedef struct pp_func {
     uint32_t frame;                /* its first frame: the name, file and label */
     uint64_t self, own, total;
+    uint64_t own_waiting;          /* of own, the samples of wait stacks (a wall-clock
+                                      profile's time off the CPU: pp_stack.wait) */
 } pp_func;
 
 /* malloc'ed array in *out of *n functions (those with samples), in frame
@@ -467,8 +539,9 @@ void pp_tree_free(pp_tree *t);
 
 /* ---- two profiles compared (diff.c) ----------------------------------- */
 
-/* A function in either of two profiles, its shares of each profile's own
- * total in percent (0 where it is absent). own: its own time for a Python
+/* A function in either of two profiles, its shares of each profile in
+ * percent (0 where it is absent), each stack's time a share of its own
+ * process's (the processes of one name together: diff.c). own: its own time for a Python
  * function, its self time for the others. Named by frame of profile p (the
  * new one when it is there). */
 typedef struct pp_diff_func {
@@ -482,10 +555,51 @@ typedef struct pp_diff_func {
 int pp_diff_functions(const pp_profile *base, const pp_profile *nw, pp_diff_func **out,
                       uint32_t *n);
 /* For each node of tn (pp_tree_build(nw)): the base profile's share in
- * percent of the node with the same path of labels (0 when base has none);
- * malloc'ed in *base_share. 0 or -ENOMEM. */
+ * percent of the node with the same path of labels (0 when base has none),
+ * and the node's own share of nw, each of its process's time (diff.c);
+ * malloc'ed in *base_share and *new_share. 0 or -ENOMEM. */
 int pp_diff_tree(const pp_profile *base, const pp_profile *nw, const pp_tree *tn,
-                 double **base_share);
+                 double **base_share, double **new_share);
+
+/* ---- source paths as a developer reads them (paths.c) ------------------ */
+
+/* What a Python file is, told by its path alone. */
+typedef enum pp_path_kind {
+    PP_PATH_PROGRAM = 0,   /* the program's own (anything not below) */
+    PP_PATH_LIBRARY = 1,   /* .../site-packages/X, .../dist-packages/X */
+    PP_PATH_STDLIB = 2,    /* .../lib/python3.11/X (lib64, python3.13t, pypy3.10) */
+    PP_PATH_SPECIAL = 3,   /* "<frozen ...>", "<string>", "": no file on disk */
+} pp_path_kind;
+
+/* path's kind; *cut the length of its directory part below which a library
+ * or stdlib file is named ("flask/app.py", "threading.py"), else 0. Pure. */
+pp_path_kind pp_path_kind_of(const char *path, size_t *cut);
+
+/* The program's directories: each script's run as __main__, and the
+ * common directory of its other files when at least two levels deep. */
+typedef struct pp_path_roots {
+    char **dirs;           /* each ending in '/' */
+    uint32_t n;
+} pp_path_roots;
+
+int pp_path_roots_find(const pp_profile *p, pp_path_roots *r);
+void pp_path_roots_free(pp_path_roots *r);
+/* path relative to its sys.path entry as told above (r may be NULL: no
+ * program directory): a pointer into path, path itself when nothing is
+ * cut. Pure. */
+const char *pp_path_rel(const pp_path_roots *r, const char *path);
+
+/* Every frame's label with its file relative ("handle (flask/app.py:12)"),
+ * what the views show; the full path stays in the frame. */
+typedef struct pp_labels {
+    const char **label;    /* per frame id */
+    const char **rel;      /* per frame id: its file relative (a suffix of file) */
+    char *arena;
+    pp_path_roots roots;
+} pp_labels;
+
+int pp_labels_make(const pp_profile *p, pp_labels *l);
+void pp_labels_free(pp_labels *l);
 
 /* Stack indexes sorted by their frames' labels, root first, byte order
  * (frame id breaks ties): deterministic outputs. malloc'ed, or NULL. */

@@ -349,6 +349,11 @@ static int64_t marker_name(pp_profile *p, const char *name, size_t len)
     return (int64_t)p->nmarker_names++;
 }
 
+int64_t pp_profile_marker_name(pp_profile *p, const char *name, size_t len)
+{
+    return marker_name(p, name, name_len(name, len));
+}
+
 static int add_marker(pp_profile *p, uint32_t thread, pp_marker_kind kind, uint64_t start_ns,
                       uint64_t end_ns, uint32_t name)
 {
@@ -659,6 +664,5 @@ void pp_marker_order_free(pp_marker_order *o)
 {
     free(o->idx);
     free(o->first);
-    o->idx = NULL;
-    o->first = NULL;
+    memset(o, 0, sizeof(*o));
 }

@@ -17,8 +17,7 @@
  * the one before (timer jitter; in a wall-clock profile, the first CPU tick
  * after a wait counts CPU time from before it) starts where the one before
  * ends and still ends at its own time: pushing it whole would shift every
- * later run (a wall-clock recording of tests' wall_parts.py ended its main
- * thread's track past the recording's end). A run's value is the sum of its
+ * later run, and a thread's track would end past the recording's end. A run's value is the sum of its
  * samples' values (pp_rec_value: 1 each for CPU time).
  */
 #include "profile.h"

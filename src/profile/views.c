@@ -122,8 +122,11 @@ int pp_profile_functions(const pp_profile *p, int by_line, pp_func **out, uint32
                 v[g].total += val;
             }
         }
-        if (inner != PP_NONE)
+        if (inner != PP_NONE) {
             v[inner].own += val;
+            if (st->wait)
+                v[inner].own_waiting += val;
+        }
     }
     for (uint32_t g = 0; g < n; g++)          /* those with samples, in frame order */
         if (v[g].total) {

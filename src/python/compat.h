@@ -307,7 +307,7 @@
 #endif
 
 /* Coroutines, tasks' names and awaiters (asyncio's task graph, read from
- * outside: src/sample/pyasync.c). A coroutine owns its frame (gi_iframe);
+ * outside: src/cpython/pyasync.c). A coroutine owns its frame (gi_iframe);
  * suspended in an await of another awaitable (3.13+: its state says so) it
  * keeps that awaitable on its frame's value stack, `depth` slots below the
  * top (3.15 keeps one slot more above it). The top: 3.11-3.13 an index

@@ -1,7 +1,7 @@
 /*
  * The structure offsets of the CPython version this module is built for,
  * exported: the same values perfpy compiles in for every version
- * (src/sample/pytables.c, made from each version's headers by
+ * (src/cpython/pytables.c, made from each version's headers by
  * scripts/gen-pytables), here from the headers this module is built with,
  * so that the tests can hold the compiled tables against every
  * interpreter's own build. Nothing loads this module to read it: pyread.c
@@ -9,7 +9,7 @@
  * version-dependent values compat.h's PP_OFF_* macros.
  */
 #include "compat.h"
-#include "../sample/pyoffsets.h"
+#include "../cpython/pyoffsets.h"
 
 #include <stddef.h>
 

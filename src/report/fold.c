@@ -40,14 +40,15 @@
  *     stack reached its origin; those frames are dropped and it is whole.
  *     The same holds past a user-space ROOT such as __libc_start_main: a
  *     stripped program's _start is unnamed ("[gzip]"). A sample that says
- *     it reached its origin another way (pp_script_sample.origin: sample
+ *     it reached its origin another way (pp_raw_sample.origin: sample
  *     mode read the thread's whole Python chain) is whole whatever its
  *     outermost frame.
  *  3. Python frames ("py::<qualname>:<filename>") become
  *     "qualname (filename:line)" with the def line when it is known
  *     (fold_python.c), the file normalised ("/a/./b.py" -> "/a/b.py").
- *     Read at sample time (sample mode), a frame carries its line
- *     (py_line: the executing one), used as it is.
+ *     Read at sample time (sample mode: PP_RAW_PYTHON, its qualname and
+ *     file as read), a frame carries its line (the executing one), used
+ *     as it is.
  *  4. Between the innermost and the outermost Python frame, frames of the
  *     interpreter (INTERP: the python binary, libpython, perfpy's module,
  *     unnamed trampolines; named or not) and PLUMBING names (eval loop,
@@ -68,9 +69,9 @@
  *     leafward of it: that time reads as the caller's own. A stack that is
  *     perfpy's alone (record's __exec shim before its exec) reads "[perfpy]".
  *  8. --no-native drops every frame that is not Python; a stack left with
- *     none reads "[native]". A task of sample mode's --async stacks (DSO
- *     "[task]", named "<task 'handler-42'>") is a marker kept wherever it
- *     is, by rules 4-8 alike.
+ *     none reads "[native]". A task of sample mode's --async stacks
+ *     (PP_RAW_TASK, named "<task 'handler-42'>") is a marker kept wherever
+ *     it is, by rules 4-8 alike.
  *  9. Every stack starts with its process's root, "python3 (pid 4609)",
  *     when the recording has more than one process (pp_fold_opts.processes),
  *     then, when asked (pp_fold_opts.threads), its thread's root,
@@ -78,7 +79,7 @@
  * 10. Time off the CPU (wall-clock mode) ends with its reason's marker,
  *     "[off-CPU: sleep]" ... (pp_wait_marker), whatever else was dropped.
  * Each sample is logged in the profile with its thread, time and weight
- * (its period, or pp_script_sample.weight_ns when set).
+ * (its period, or pp_raw_sample.weight_ns when set).
  */
 #include "fold_int.h"
 
@@ -112,19 +113,23 @@ static int64_t native_frame(pp_folder *f, pp__fold_raw *r, uint64_t ip)
         if (nl == 9 && memcmp(label, "[unknown]", 9) == 0)
             r->bits |= C_NOWHERE;
     }
+    if (r->kind == PP_RAW_TASK)
+        r->bits = C_TASK;
     if (r->bits & C_TASK)
         return pp_profile_frame(f->p, PP_FRAME_MARKER, name, nl, NULL, 0, 0);
-    if (ip >= KERNEL_MIN_IP)
+    if (ip >= KERNEL_MIN_IP || r->kind == PP_RAW_KERNEL)
         r->bits |= C_KERNEL;
     return pp_profile_frame(f->p, (r->bits & C_KERNEL) ? PP_FRAME_KERNEL : PP_FRAME_NATIVE,
                             name, nl, r->dso, r->dso_len, 0);
 }
 
-/* The raw entry for (sym, dso), made on first sight. -ENOMEM or its index. */
-static int64_t raw_of(pp_folder *f, const char *sym, size_t sl, const char *dso,
-                      size_t dl, uint64_t ip)
+/* The raw entry for (kind, sym, dso), made on first sight: a Python
+ * frame's sym and dso are its qualname and file, a task's sym its label.
+ * -ENOMEM or its index. */
+static int64_t raw_of(pp_folder *f, pp_raw_kind kind, const char *sym, size_t sl,
+                      const char *dso, size_t dl, uint64_t ip)
 {
-    uint64_t h = pp__hash(dso, dl, pp__hash(sym, sl, 3));
+    uint64_t h = pp__hash(dso, dl, pp__hash(sym, sl, 3 + (uint64_t)kind));
     pp_htab_iter it;
     uint32_t *slot;
     pp__fold_raw *r;
@@ -133,8 +138,8 @@ static int64_t raw_of(pp_folder *f, const char *sym, size_t sl, const char *dso,
     for (slot = pp__htab_first(&f->raw_index, h, &it); slot;
          slot = pp__htab_next(&f->raw_index, h, &it)) {
         r = &f->raws[*slot];
-        if (r->sym_len == sl && r->dso_len == dl && memcmp(r->sym, sym, sl) == 0 &&
-            memcmp(r->dso, dso, dl) == 0)
+        if (r->kind == kind && r->sym_len == sl && r->dso_len == dl &&
+            memcmp(r->sym, sym, sl) == 0 && memcmp(r->dso, dso, dl) == 0)
             return *slot;
     }
     if (f->nraws >= UINT32_MAX - 1 ||
@@ -142,17 +147,21 @@ static int64_t raw_of(pp_folder *f, const char *sym, size_t sl, const char *dso,
         return -ENOMEM;
     r = &f->raws[f->nraws];
     memset(r, 0, sizeof(*r));
+    r->kind = kind;
     r->sym = pp_profile_strdup(f->p, sym, sl);
     r->dso = pp_profile_strdup(f->p, dso, dl);
     if (!r->sym || !r->dso)
         return -ENOMEM;
     r->sym_len = (uint32_t)sl;
     r->dso_len = (uint32_t)dl;
-    r->jit_pid = pp__fold_jitted_name(r->dso, dl, &r->jit_index);
-    if (pp__fold_starts(sym, sl, "py::")) {
+    r->jit_pid = kind == PP_RAW_NATIVE ? pp__fold_jitted_name(r->dso, dl, &r->jit_index) : -1;
+    /* a Python frame's is made on first use: with a line, or without */
+    if (kind == PP_RAW_PYTHON) {
+        if (pp__fold_python_named(f, r, r->sym, sl, r->dso, dl) < 0)
+            return -ENOMEM;
+    } else if (kind == PP_RAW_NATIVE && pp__fold_starts(sym, sl, "py::")) {
         if (pp__fold_python_raw(f, r, r->sym, sl) < 0)
             return -ENOMEM;
-        /* its frame is made on first use: with a line, or without */
     } else if ((id = native_frame(f, r, ip)) < 0) {
         return id;
     }
@@ -184,7 +193,7 @@ int pp_fold_open(pp_folder **out, pp_profile *p, const pp_fold_opts *opts)
     return 0;
 }
 
-static void count_comm(pp_folder *f, const pp_script_sample *s)
+static void count_comm(pp_folder *f, const pp_raw_sample *s)
 {
     size_t n = s->comm_len < 63 ? s->comm_len : 63;
 
@@ -200,7 +209,7 @@ static void count_comm(pp_folder *f, const pp_script_sample *s)
     }
 }
 
-static void note_sample(pp_folder *f, const pp_script_sample *s)
+static void note_sample(pp_folder *f, const pp_raw_sample *s)
 {
     pp_profile *p = f->p;
 
@@ -246,17 +255,34 @@ static int reserve_scratch(pp_folder *f, size_t n)
     return 0;
 }
 
-static int same_frame(const pp_script_frame *a, const pp_script_frame *b)
+/* The name and place of x that make its raw entry: its symbol and module,
+ * or a Python function's qualname and file. */
+static void name_of(const pp_raw_frame *x, const char **name, size_t *nl, const char **where,
+                    size_t *wl)
 {
-    return a->ip == b->ip && !a->inlined && !b->inlined && a->sym_len == b->sym_len &&
-           a->dso_len == b->dso_len && memcmp(a->sym, b->sym, a->sym_len) == 0 &&
-           memcmp(a->dso, b->dso, a->dso_len) == 0;
+    int py = x->kind == PP_RAW_PYTHON;
+
+    *name = py ? x->qualname : x->sym;
+    *nl = py ? x->qualname_len : x->sym_len;
+    *where = py ? x->file : x->dso ? x->dso : "";
+    *wl = py ? x->file_len : x->dso_len;
+}
+
+static int same_frame(const pp_raw_frame *a, const pp_raw_frame *b)
+{
+    const char *an, *aw, *bn, *bw;
+    size_t anl, awl, bnl, bwl;
+
+    name_of(a, &an, &anl, &aw, &awl);
+    name_of(b, &bn, &bnl, &bw, &bwl);
+    return a->kind == b->kind && a->ip == b->ip && !a->inlined && !b->inlined && anl == bnl &&
+           awl == bwl && memcmp(an, bn, anl) == 0 && memcmp(aw, bw, awl) == 0;
 }
 
 /* The raw entry of a frame line seen before (by its parser key), or -1.
  * Inlined frames take their DSO from the next frame, so they are looked up
  * each time. */
-static int64_t cached_raw(const pp_folder *f, const pp_script_frame *x)
+static int64_t cached_raw(const pp_folder *f, const pp_raw_frame *x)
 {
     if (x->key && !x->inlined && x->key < f->keys_cap && f->raw_of_key[x->key])
         return (int64_t)f->raw_of_key[x->key] - 1;
@@ -298,9 +324,9 @@ static size_t cut_past_entry(const pp_folder *f, size_t n, int *entry)
 /* Rule 1 and the classification: f->keep (input indexes, leaf first,
  * repeats dropped), f->rawof (their raw entries); *lo and *hi the innermost
  * and outermost Python frames (-1: none). The number kept, or -ENOMEM. */
-static long classify(pp_folder *f, const pp_script_sample *s, long *lo, long *hi)
+static long classify(pp_folder *f, const pp_raw_sample *s, long *lo, long *hi)
 {
-    const pp_script_frame *fr = s->frames;
+    const pp_raw_frame *fr = s->frames;
     size_t n = 0;
 
     for (size_t i = 0; i < s->nframes; i++)
@@ -308,22 +334,35 @@ static long classify(pp_folder *f, const pp_script_sample *s, long *lo, long *hi
             f->keep[n++] = (uint32_t)i;
     /* an inlined frame takes the DSO of the next real frame rootward */
     for (size_t k = n; k-- > 0;) {
-        const pp_script_frame *x = &fr[f->keep[k]];
+        const pp_raw_frame *x = &fr[f->keep[k]];
+        const char *name;
+        size_t nl;
+
         if (x->inlined && k + 1 < n) {
             f->effdso[k] = f->effdso[k + 1];
             f->effdso_len[k] = f->effdso_len[k + 1];
+        } else if (x->inlined) {
+            f->effdso[k] = "";
+            f->effdso_len[k] = 0;
         } else {
-            f->effdso[k] = x->inlined ? "" : x->dso;
-            f->effdso_len[k] = x->inlined ? 0 : x->dso_len;
+            size_t wl;
+
+            name_of(x, &name, &nl, &f->effdso[k], &wl);
+            f->effdso_len[k] = (uint32_t)wl;
         }
     }
     *lo = *hi = -1;
     for (size_t k = 0; k < n; k++) {
-        const pp_script_frame *x = &fr[f->keep[k]];
+        const pp_raw_frame *x = &fr[f->keep[k]];
         int64_t ri = cached_raw(f, x);
+        const char *name, *where;
+        size_t nl, wl;
+
+        name_of(x, &name, &nl, &where, &wl);
         if (ri < 0)
-            ri = raw_of(f, x->sym, pp__fold_cut_offset(x->sym, x->sym_len), f->effdso[k],
-                        f->effdso_len[k], x->ip);
+            ri = raw_of(f, x->kind, name, x->kind == PP_RAW_NATIVE || x->kind == PP_RAW_KERNEL
+                        ? pp__fold_cut_offset(name, nl) : nl, f->effdso[k], f->effdso_len[k],
+                        x->ip);
         if (ri < 0)
             return (long)ri;
         if (x->key && !x->inlined)
@@ -370,7 +409,7 @@ static int keep_native(const pp_folder *f, long k, unsigned b, long lo, long hi)
 
 /* Rules 3-8, root first, frames [from, n) into f->ids after *nids; whether
  * any frame was kept, or a negative errno. */
-static int fold_frames(pp_folder *f, const pp_script_sample *s, size_t from, size_t n,
+static int fold_frames(pp_folder *f, const pp_raw_sample *s, size_t from, size_t n,
                        long lo, long hi, size_t *nids)
 {
     int any = 0;
@@ -382,10 +421,10 @@ static int fold_frames(pp_folder *f, const pp_script_sample *s, size_t from, siz
         if ((r->bits & C_SELF) && !f->o.show_perfpy)
             continue;
         if (r->bits & C_PY) {
-            const pp_script_frame *x = &s->frames[f->keep[k]];
-            if (x->py_line > 0)       /* read at sample time: the line is given */
+            const pp_raw_frame *x = &s->frames[f->keep[k]];
+            if (x->line > 0)          /* read at sample time: the line is given */
                 id = pp_profile_frame(f->p, PP_FRAME_PYTHON, r->qual, r->qual_len, r->file,
-                                      r->file_len, x->py_line);
+                                      r->file_len, x->line);
             else
                 id = pp__fold_python_frame(f, f->rawof[k], s->pid, x->ip);
             if (id < 0)
@@ -404,7 +443,7 @@ static int fold_frames(pp_folder *f, const pp_script_sample *s, size_t from, siz
  * (the stack's leaf says it too): its stack is marked as a wait once, and
  * the markers are made from the log when written (pp_thread_waits), a
  * wait sampled tick by tick joining one marker. */
-static int wait_stack(pp_folder *f, const pp_script_sample *s, uint32_t stack)
+static int wait_stack(pp_folder *f, const pp_raw_sample *s, uint32_t stack)
 {
     if (s->wait <= 0 || s->wait >= PP_WAIT_N || !s->time_ns || f->p->stacks[stack].wait)
         return 0;
@@ -413,7 +452,7 @@ static int wait_stack(pp_folder *f, const pp_script_sample *s, uint32_t stack)
                                  pp_wait_marker(s->wait));
 }
 
-int pp_fold_sample(void *folder, const pp_script_sample *s)
+int pp_fold_sample(void *folder, const pp_raw_sample *s)
 {
     pp_folder *f = folder;
     pp__fold_proc *proc;

@@ -32,7 +32,7 @@ typedef struct pp_folder pp_folder;
 int pp_fold_open(pp_folder **out, pp_profile *p, const pp_fold_opts *opts);
 /* Folds one sample into the profile. 0 or -ENOMEM. Has the signature of a
  * pp_script_sample_fn (ctx = the folder). */
-int pp_fold_sample(void *folder, const pp_script_sample *s);
+int pp_fold_sample(void *folder, const pp_raw_sample *s);
 /* Ends the folding: the process and thread roots named or taken away
  * (fold_proc.c), the profile's program name (most common comm) and
  * processes set; frees the folder (NULL is fine). 0, or -ENOMEM (the
@@ -51,6 +51,11 @@ int pp_fold_process_container(pp_folder *f, int pid, int ns_pid, const char *roo
  * runs), for the labels of its samples. Before pp_fold_close. 0 or
  * -ENOMEM. */
 int pp_fold_process_command(pp_folder *f, int pid, const char *command, const char *service);
+/* The service a Python command line runs, for the labels of its samples
+ * (record names its default file after it too): "app" for `python
+ * app.py` (options before it skipped), "pkg" for `python -m pkg`, else
+ * the program's file name ("python3" for `python3 -c ...`). */
+void pp_fold_service_of(char *const *argv, char *buf, size_t cap);
 
 /* Something that happened on thread (pid, tid) of the recording, at a time
  * or over one: a process started or ended (sample mode's fork and exit
@@ -69,11 +74,6 @@ int pp_fold_load_lines(pp_folder *f, int pid, const char *path);
 #define PP_MARK_NATIVE "[native]"
 #define PP_MARK_PERFPY "[perfpy]"
 
-/* Sample mode's --async stacks: a frame of this DSO is an asyncio task, its
- * symbol the label the profile shows ("<task 'handler-42'>"); the folder
- * keeps it as a marker frame wherever it is, --no-native too. */
-#define PP_TASK_DSO "[task]"
-
 /* The leaf of a waiting task's stack (wall-clock mode with --async): what
  * its innermost coroutine awaits, PP_TASK_AWAITING and a type's name
  * ("[awaiting Future]"), or PP_TASK_READY when it awaits nothing (its turn
@@ -84,25 +84,12 @@ int pp_fold_load_lines(pp_folder *f, int pid, const char *path);
 /* 1 when a marker frame's name is such a leaf. */
 int pp_task_wait_marker(const char *name);
 
-/* Why a thread was off the CPU (wall-clock mode): each reason's marker is
- * the leaf of the stack, below the kernel frames that show the detail
- * (do_nanosleep, pipe_read, futex_wait), and all begin with "[off-CPU" so
- * that one search finds them all. */
-typedef enum pp_wait_reason {
-    PP_WAIT_NONE = 0,        /* on the CPU */
-    PP_WAIT_SLEEP,           /* time.sleep, nanosleep, select/poll on no fd */
-    PP_WAIT_IO,              /* read, write, recv, accept, poll, a file system call */
-    PP_WAIT_LOCK,            /* a futex (threading locks, conditions, queues) */
-    PP_WAIT_GIL,             /* a futex inside the interpreter's GIL state */
-    PP_WAIT_CPU,             /* runnable: preempted, or woken and not yet running */
-    PP_WAIT_OTHER,           /* another system call (wait4 ...), a page fault */
-    PP_WAIT_N
-} pp_wait_reason;
+/* Why a thread was off the CPU: pp_wait_reason (profile/raw.h). */
 
 /* "[off-CPU: sleep]" ...; NULL for PP_WAIT_NONE. */
 const char *pp_wait_marker(int wait);
-/* Its short name for summaries: "sleep", "I/O", "lock", "GIL", "CPU wait",
- * "other"; "on-CPU" for PP_WAIT_NONE. */
+/* Its short name for summaries: "sleep", "I/O", "lock", "GIL", "child",
+ * "CPU wait", "other"; "on-CPU" for PP_WAIT_NONE. */
 const char *pp_wait_name(int wait);
 /* The reason a marker frame's name stands for; PP_WAIT_NONE for any other. */
 int pp_wait_of_marker(const char *name);

@@ -33,10 +33,15 @@ enum {
     C_SELF_CUT = 1 << 9,  /* perfpy's own, and everything it calls is too */
     C_NOWHERE = 1 << 10,  /* unnamed, in no mapping perf knows: "[unknown]" */
     C_TASK = 1 << 11,     /* an asyncio task (sample mode --async): a marker, always kept */
+    C_KIND = 1 << 12,     /* its kind was said by its producer (pp_raw_frame.kind), not
+                             read from its name: part of its identity */
 };
 
-/* One distinct (symbol, effective DSO) seen in the input. */
+/* One distinct frame seen in the input: (symbol, effective DSO) as perf
+ * names it, or a frame its producer said the kind of (a Python function by
+ * its qualname and file, a kernel symbol, a task's label). */
 typedef struct pp__fold_raw {
+    pp_raw_kind kind;
     const char *sym, *dso;       /* in the profile's arena */
     uint32_t sym_len, dso_len;
     unsigned bits;
@@ -128,6 +133,10 @@ size_t pp__fold_unnamed_label(const char *dso, size_t dl, char *buf, size_t cap)
 /* Fills r's Python fields (qual, file normalised, C_SELF bits) from a
  * "py::<qualname>:<filename>" symbol. 0 or -ENOMEM. */
 int pp__fold_python_raw(pp_folder *f, pp__fold_raw *r, const char *sym, size_t sl);
+/* The same from a Python function's qualname and file as a reader gave
+ * them. 0 or -ENOMEM. */
+int pp__fold_python_named(pp_folder *f, pp__fold_raw *r, const char *qual, size_t ql,
+                          const char *file, size_t fl);
 /* The frame id of Python raw ri at (pid, ip): with its def line when known. */
 int64_t pp__fold_python_frame(pp_folder *f, uint32_t ri, int pid, uint64_t ip);
 void pp__fold_python_free(pp_folder *f);
@@ -135,10 +144,10 @@ void pp__fold_python_free(pp_folder *f);
 /* fold_proc.c */
 /* The process of sample s, counted; its root frame id in *root (-1: none,
  * when processes are merged). NULL when out of memory. */
-pp__fold_proc *pp__fold_proc_of(pp_folder *f, const pp_script_sample *s, int64_t *root);
+pp__fold_proc *pp__fold_proc_of(pp_folder *f, const pp_raw_sample *s, int64_t *root);
 /* The profile thread of sample s (>= 0, or a negative errno); its root
  * frame id in *root (-1: none, without pp_fold_opts.threads). */
-int64_t pp__fold_thread_of(pp_folder *f, const pp_script_sample *s, int64_t *root);
+int64_t pp__fold_thread_of(pp_folder *f, const pp_raw_sample *s, int64_t *root);
 /* At the end: names the roots, or takes the process roots away (one
  * process, or merge); hands the per-process counts to the profile. 0 or
  * -ENOMEM. */

@@ -55,7 +55,7 @@
 
 #define REAL_PID_MASK ((1u << 22) - 1)    /* perf_data.c's IMAGE_PID_STEP - 1 */
 
-static void set_comm(pp__fold_proc *p, const pp_script_sample *s)
+static void set_comm(pp__fold_proc *p, const pp_raw_sample *s)
 {
     size_t n = s->comm_len < sizeof(p->comm) - 1 ? s->comm_len : sizeof(p->comm) - 1;
 
@@ -75,7 +75,7 @@ static pp__fold_proc *find_proc(pp_folder *f, int pid)
     return NULL;
 }
 
-static pp__fold_proc *add_proc(pp_folder *f, int pid, const pp_script_sample *s)
+static pp__fold_proc *add_proc(pp_folder *f, int pid, const pp_raw_sample *s)
 {
     pp__fold_proc *p;
     char name[32];
@@ -104,7 +104,7 @@ static int32_t real_id(int32_t id)
     return id < 0 ? -1 : (int32_t)((uint32_t)id & REAL_PID_MASK);
 }
 
-pp__fold_proc *pp__fold_proc_of(pp_folder *f, const pp_script_sample *s, int64_t *root)
+pp__fold_proc *pp__fold_proc_of(pp_folder *f, const pp_raw_sample *s, int64_t *root)
 {
     int pid = real_id(s->pid);
     pp__fold_proc *p = find_proc(f, pid);
@@ -118,7 +118,7 @@ pp__fold_proc *pp__fold_proc_of(pp_folder *f, const pp_script_sample *s, int64_t
     return p;
 }
 
-int64_t pp__fold_thread_of(pp_folder *f, const pp_script_sample *s, int64_t *root)
+int64_t pp__fold_thread_of(pp_folder *f, const pp_raw_sample *s, int64_t *root)
 {
     int64_t t = pp_profile_thread(f->p, real_id(s->pid), real_id(s->tid), s->comm,
                                   s->comm_len);
@@ -152,7 +152,7 @@ int64_t pp__fold_thread_of(pp_folder *f, const pp_script_sample *s, int64_t *roo
 static pp__fold_proc *told_proc(pp_folder *f, int pid)
 {
     pp__fold_proc *p = find_proc(f, pid);
-    pp_script_sample none;
+    pp_raw_sample none;
 
     if (!p) {
         memset(&none, 0, sizeof(none));
@@ -216,17 +216,6 @@ static int64_t root_frame(pp_profile *nw, const pp__fold_proc *p)
     return pp_profile_frame(nw, PP_FRAME_MARKER, label, (size_t)n, NULL, 0, 0);
 }
 
-/* "worker-1 (tid 4612)": a thread root's label. */
-static int64_t thread_frame(pp_profile *nw, const pp_thread *t)
-{
-    char label[320];
-    int n = pp_thread_label(t, label, sizeof(label));
-
-    if (n >= (int)sizeof(label))
-        n = (int)sizeof(label) - 1;
-    return pp_profile_frame(nw, PP_FRAME_MARKER, label, (size_t)n, NULL, 0, 0);
-}
-
 /* A placeholder root that the rebuilt profile leaves out. */
 #define DROP (PP_NONE - 1)
 
@@ -287,7 +276,8 @@ static int name_roots(pp_folder *f, pp_profile *nw, uint32_t *map, uint32_t *abo
                       int proc_roots)
 {
     const pp_profile *old = f->p;
-    int64_t id;
+    pp_thread_patterns known = {NULL, 0};
+    int64_t id = 0;
 
     for (size_t i = 0; i < f->nprocs; i++) {
         if (f->procs[i].root < 0)
@@ -304,14 +294,17 @@ static int name_roots(pp_folder *f, pp_profile *nw, uint32_t *map, uint32_t *abo
                 above[f->procs[i].root] = (uint32_t)id;
         }
     }
+    if (f->nthread_roots && pp_thread_patterns_known(old, &known) < 0)
+        return -ENOMEM;
     for (size_t i = 0; i < f->nthread_roots; i++) {
         if (f->thread_roots[i] < 0)
             continue;
-        if ((id = thread_frame(nw, &old->threads[i])) < 0)
-            return (int)id;
+        if ((id = pp_profile_thread_root(nw, &old->threads[i], f->o.threads, &known)) < 0)
+            break;
         map[f->thread_roots[i]] = (uint32_t)id;
     }
-    return 0;
+    pp_thread_patterns_free(&known);
+    return id < 0 ? (int)id : 0;
 }
 
 /* The profile again, each stack's placeholder roots named (proc_roots for
@@ -485,4 +478,34 @@ int pp__fold_proc_finish(pp_folder *f)
     p->nprocs = (uint32_t)f->nprocs;
     qsort(p->procs, p->nprocs, sizeof(*p->procs), by_samples);
     return 0;
+}
+
+void pp_fold_service_of(char *const *argv, char *buf, size_t cap)
+{
+    const char *name = NULL, *slash, *dot;
+
+    for (int i = 1; argv[0] && argv[i]; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-m") == 0 && argv[i + 1]) {
+            name = argv[i + 1];
+            break;
+        }
+        if (strcmp(a, "-c") == 0)
+            break;
+        if (a[0] != '-') {
+            name = a;
+            break;
+        }
+        if ((strcmp(a, "-X") == 0 || strcmp(a, "-W") == 0) && argv[i + 1])
+            i++;
+    }
+    if (!name)
+        name = argv[0] ? argv[0] : "";
+    slash = strrchr(name, '/');
+    name = slash && slash[1] ? slash + 1 : name;
+    dot = strrchr(name, '.');
+    if (dot && strcmp(dot, ".py") == 0)
+        snprintf(buf, cap, "%.*s", (int)(dot - name), name);
+    else
+        snprintf(buf, cap, "%s", name);
 }

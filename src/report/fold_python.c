@@ -1,6 +1,7 @@
 /*
  * Python frames: perf's "py::<qualname>:<filename>" symbol, at an address in
- * a trampoline, becomes the frame a Python developer reads:
+ * a trampoline (or a qualname and a file as sample mode's reader gave
+ * them: pp__fold_python_named), becomes the frame a Python developer reads:
  *
  *   py::Parser.parse:/app/./lib/p.py  (/tmp/perf-4609.map, 7fdd...12f9)
  *     -> "Parser.parse (/app/lib/p.py:41)"
@@ -106,13 +107,20 @@ int pp__fold_python_raw(pp_folder *f, pp__fold_raw *r, const char *sym, size_t s
     const char *q = sym + 4, *colon = memchr(q, ':', sl - 4);
     const char *file = colon ? colon + 1 : "";
     size_t fl = colon ? sl - 4 - (size_t)(colon - q) - 1 : 0;
+
+    return pp__fold_python_named(f, r, q, colon ? (size_t)(colon - q) : sl - 4, file, fl);
+}
+
+int pp__fold_python_named(pp_folder *f, pp__fold_raw *r, const char *qual, size_t ql,
+                          const char *file, size_t fl)
+{
     char small[1024], *buf = fl < sizeof(small) ? small : malloc(fl + 1);
 
     if (!buf)
         return -ENOMEM;
-    r->bits = C_PY;
-    r->qual = q;
-    r->qual_len = colon ? (size_t)(colon - q) : sl - 4;
+    r->bits |= C_PY;
+    r->qual = qual;
+    r->qual_len = ql;
     r->file_len = normalise(file, fl, buf);
     r->file = pp_profile_strdup(f->p, buf, r->file_len);
     if (buf != small)

@@ -96,7 +96,6 @@ static const rule dso_rules[] = {
     {"libc-", 1, C_STARTUP},
     {"ld-linux", 1, C_STARTUP},
     {"libpthread", 1, C_STARTUP},
-    {PP_TASK_DSO, 0, C_TASK},        /* a task of sample mode's --async stacks */
 };
 
 int pp__fold_starts(const char *s, size_t len, const char *prefix)
@@ -214,11 +213,11 @@ size_t pp__fold_unnamed_label(const char *dso, size_t dl, char *buf, size_t cap)
 
 static const char *const wait_markers[PP_WAIT_N] = {
     NULL, "[off-CPU: sleep]", "[off-CPU: I/O]", "[off-CPU: lock]", "[off-CPU: GIL]",
-    "[off-CPU: waiting for a CPU]", "[off-CPU: other]",
+    "[off-CPU: child process]", "[off-CPU: waiting for a CPU]", "[off-CPU: other]",
 };
 
 static const char *const wait_names[PP_WAIT_N] = {
-    "on-CPU", "sleep", "I/O", "lock", "GIL", "CPU wait", "other",
+    "on-CPU", "sleep", "I/O", "lock", "GIL", "child", "CPU wait", "other",
 };
 
 const char *pp_wait_marker(int wait)

@@ -260,14 +260,8 @@ static int walk_forks(const uint8_t *d, uint64_t off, uint64_t end, const layout
         } else if (type == PP_REC_FORK && size >= 32) {
             uint32_t cpid = pp__pd_u32(r + 8), ppid = pp__pd_u32(r + 12), tid = pp__pd_u32(r + 16);
             if (cpid != ppid && cpid == tid && !(misc & MISC_FORK_EXEC)) {
-                if (*nkids == *cap) {
-                    size_t c = *cap ? *cap * 2 : 32;
-                    child *nk = realloc(*kids, c * sizeof(*nk));
-                    if (!nk)
-                        return -ENOMEM;
-                    *kids = nk;
-                    *cap = c;
-                }
+                if (pp__grow((void **)kids, cap, *nkids + 1, sizeof(**kids)) < 0)
+                    return -ENOMEM;
                 (*kids)[(*nkids)++] = (child){cpid, (size_t)off, pp__pd_u64(r + 24), UINT64_MAX, 0};
             }
         } else if (type == PP_REC_COMM && (misc & MISC_COMM_EXEC) && size >= 16) {

@@ -8,6 +8,7 @@
 #include "perf_run.h"
 #include "perf_script.h"
 #include "spawn.h"
+#include "profile/htab.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -161,14 +162,8 @@ typedef struct names {
 
 static int names_add(names *s, const char *x)
 {
-    if (s->n + 2 > s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        char **nv = realloc(s->v, cap * sizeof(*nv));
-        if (!nv)
-            return -1;
-        s->v = nv;
-        s->cap = cap;
-    }
+    if (pp__grow((void **)&s->v, &s->cap, s->n + 2, sizeof(*s->v)) < 0)
+        return -1;
     if (!(s->v[s->n] = strdup(x)))
         return -1;
     s->v[++s->n] = NULL;

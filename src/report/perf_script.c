@@ -11,9 +11,7 @@
  * millions (the same functions at the same return addresses). The parser
  * keeps each distinct line with its parsed frame and a small key (the line
  * cache, bounded): a line seen before costs a hash and a compare instead of
- * a parse, and the folder keys its own per-frame work on the key. Measured
- * on 47,700 samples of 40 frames (152 MB of text): parse-and-fold 0.28 s ->
- * 0.18 s of CPU, with the four-lane hash of htab.c.
+ * a parse, and the folder keys its own per-frame work on the key.
  *
  * Streaming: feed() appends to the buffer and scans complete samples; the
  * unfinished tail (at most one sample) moves to the buffer's front and is
@@ -32,7 +30,7 @@
  *                         is tried as a frame line.
  */
 #include "perf_script.h"
-#include "hex.h"
+#include "profile/hex.h"
 #include "profile/htab.h"
 
 #include <errno.h>
@@ -51,7 +49,7 @@
 typedef struct cached_line {
     const char *text;      /* in a cache block */
     uint32_t len;
-    pp_script_frame f;     /* sym, dso point into text (or at constants) */
+    pp_raw_frame f;     /* sym, dso point into text (or at constants) */
 } cached_line;
 
 typedef struct line_cache {
@@ -65,9 +63,9 @@ typedef struct line_cache {
 typedef struct scan_state {
     pp_script_sample_fn fn;
     void *ctx;
-    pp_script_frame *frames;
+    pp_raw_frame *frames;
     size_t cap;
-    pp_script_sample cur;
+    pp_raw_sample cur;
     int in_sample;
     int skipping;          /* the current sample was delivered early */
     uint64_t pending_bad;  /* bad lines inside the current sample */
@@ -167,7 +165,7 @@ static int prev_token(const char *s, const char **e, const char **ts, const char
 }
 
 /* A frame line's text after the leading blanks: "<hex> sym (dso)". */
-static int parse_frame(const char *s, const char *e, pp_script_frame *f)
+static int parse_frame(const char *s, const char *e, pp_raw_frame *f)
 {
     uint64_t ip = 0;
     int nd = 0, v;
@@ -185,12 +183,9 @@ static int parse_frame(const char *s, const char *e, pp_script_frame *f)
         return 0;
     while (s < e && is_blank(*s))
         s++;
+    memset(f, 0, sizeof(*f));             /* PP_RAW_NATIVE, no line of its own */
     f->ip = ip;
     f->dso = "";
-    f->dso_len = 0;
-    f->inlined = 0;
-    f->key = 0;
-    f->py_line = f->py_def_line = 0;      /* perf printed it: no line of its own */
     if (e - s >= 3 && e[-1] == ')') {
         for (q = e - 2; q > s; q--) {
             if (q[0] == '(' && q[-1] == ' ') {
@@ -258,7 +253,7 @@ static const char *moved(const char *p, const char *s, size_t len, const char *t
 
 /* The frame line [s, e): from the cache, or parsed (and cached while the
  * cache has room). 1 with *f filled, 0 if it is no frame line. */
-static int frame_line(line_cache *c, const char *s, const char *e, pp_script_frame *f)
+static int frame_line(line_cache *c, const char *s, const char *e, pp_raw_frame *f)
 {
     size_t len = (size_t)(e - s);
     uint64_t h = pp__hash(s, len, 0x5eed);
@@ -294,7 +289,7 @@ static int frame_line(line_cache *c, const char *s, const char *e, pp_script_fra
     return 1;
 }
 
-static int push_frame(scan_state *st, const pp_script_frame *f)
+static int push_frame(scan_state *st, const pp_raw_frame *f)
 {
     if (st->cur.nframes >= PP_SCRIPT_MAX_FRAMES) {
         st->cur.frames_dropped = 1;
@@ -308,8 +303,8 @@ static int push_frame(scan_state *st, const pp_script_frame *f)
 
 /* A header line (trimmed) into *c; a one-line sample's frame into *f
  * (*has_frame set). Returns 1 if the line is a header, 0 if not. */
-static int parse_header(const char *s, const char *e, pp_script_sample *c,
-                        pp_script_frame *f, int *has_frame)
+static int parse_header(const char *s, const char *e, pp_raw_sample *c,
+                        pp_raw_frame *f, int *has_frame)
 {
     const char *q = e, *ts, *te, *frame_s = NULL;
     uint64_t v;
@@ -394,8 +389,8 @@ static int emit(scan_state *st)
 static int on_line(scan_state *st, const char *s, const char *e, size_t pos,
                    size_t *sample_start)
 {
-    pp_script_sample hdr;
-    pp_script_frame f;
+    pp_raw_sample hdr;
+    pp_raw_frame f;
     int has_frame, rc;
 
     if (*s != '\t' && parse_header(s, e, &hdr, &f, &has_frame)) {

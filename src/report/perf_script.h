@@ -21,55 +21,22 @@
 #ifndef PERFPY_PERF_SCRIPT_H
 #define PERFPY_PERF_SCRIPT_H
 
+#include "profile/raw.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 /* The -F list the parser is written for (perf 6.1). */
 #define PP_SCRIPT_FIELDS "comm,pid,tid,time,period,event,ip,sym,dso"
 
-typedef struct pp_script_frame {
-    uint64_t ip;
-    const char *sym;       /* "[unknown]" when perf printed none; never NULL */
-    const char *dso;       /* without the parentheses; "" when absent */
-    uint32_t sym_len, dso_len;
-    int inlined;           /* dso was "inlined" */
-    uint32_t key;          /* nonzero: equal for frame lines of identical text,
-                              so a consumer may cache its own work per key
-                              (keys are small: 1, 2, ... in order of first
-                              sight); 0: not cached */
-    int py_line;           /* a Python frame read at sample time (sample mode,
-                              src/sample/splice.h): the line it was executing;
-                              0 for every frame perf printed (the folder finds
-                              a def line as before) */
-    int py_def_line;       /* that frame's def line (co_firstlineno); 0 unknown */
-} pp_script_frame;
-
-typedef struct pp_script_sample {
-    const char *comm;      /* not NUL-terminated */
-    size_t comm_len;
-    int32_t pid, tid;      /* -1 when absent */
-    uint64_t time_ns;      /* 0 when absent */
-    uint64_t period;       /* 1 when absent */
-    uint64_t weight_ns;    /* what the sample weighs in the profile: 0 means
-                              its period (a CPU sample); a wall-clock wait
-                              sets the time it stands for */
-    const char *event;     /* without the trailing ':' */
-    size_t event_len;
-    const pp_script_frame *frames;   /* leaf first, as perf prints them */
-    size_t nframes;
-    int frames_dropped;    /* more than PP_SCRIPT_MAX_FRAMES: the root side cut */
-    int origin;            /* known to reach its origin whatever its outermost
-                              frame (sample mode: the thread's whole Python
-                              chain was read); perf script never sets it */
-    int wait;              /* wall-clock mode: time off the CPU, and why
-                              (PP_WAIT_*, fold.h; 0: on the CPU); the folder
-                              puts its marker at the leaf */
-} pp_script_sample;
-
+/* A sample is handed on as a pp_raw_sample (profile/raw.h), each frame
+ * PP_RAW_NATIVE (kernel frames too: perf names them like any other); a
+ * sample of more frames than this is cut at its root side
+ * (frames_dropped). */
 #define PP_SCRIPT_MAX_FRAMES 65536
 
 /* Return 0 to go on, a negative errno to stop parsing with that error. */
-typedef int (*pp_script_sample_fn)(void *ctx, const pp_script_sample *s);
+typedef int (*pp_script_sample_fn)(void *ctx, const pp_raw_sample *s);
 
 typedef struct pp_script_stats {
     uint64_t samples;

@@ -1,6 +1,7 @@
 /*
- * A profile perfpy wrote, read back (what `perfpy diff` compares): the
- * collapsed text of -f collapsed (flamegraph.pl's, py-spy's and the 3.15
+ * A profile perfpy wrote, read back (what `perfpy diff` compares and
+ * `perfpy report` writes again): perfpy's own file of -f perfpy, all of
+ * the profile (read_perfpy.c), the collapsed text of -f collapsed (flamegraph.pl's, py-spy's and the 3.15
  * sampler's collapsed files read the same way), or the gzipped pprof of
  * -f pprof. Input is hostile: every length is checked, a line or record
  * that is not understood is skipped and counted, nothing is read past the
@@ -18,6 +19,7 @@
  *               (out_pprof.c writes them so); values [samples, cpu|wall ns]
  */
 #include "report.h"
+#include "perfpy/profile_format.h"
 #include "profile/htab.h"
 
 #include <errno.h>
@@ -450,7 +452,9 @@ static int read_pprof(const uint8_t *d, size_t len, pp_profile *p)
 
 /* ---- the file ------------------------------------------------------------- */
 
-static int gunzip(const uint8_t *d, size_t len, uint8_t **out, size_t *out_len)
+/* The data inside a gzip stream (malloc'ed); *cut when the stream ended
+ * early (what came before is there: a cut perfpy profile is said as such). */
+static int gunzip(const uint8_t *d, size_t len, uint8_t **out, size_t *out_len, int *cut)
 {
     z_stream z;
     size_t cap = len * 4 + 4096, n = 0;
@@ -480,7 +484,8 @@ static int gunzip(const uint8_t *d, size_t len, uint8_t **out, size_t *out_len)
         n = (size_t)(z.next_out - buf);
     }
     inflateEnd(&z);
-    if (zr != Z_STREAM_END) {
+    *cut = zr == Z_BUF_ERROR;          /* no more input, no end of stream */
+    if (zr != Z_STREAM_END && !(*cut && n)) {
         free(buf);
         return zr == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
     }
@@ -489,20 +494,59 @@ static int gunzip(const uint8_t *d, size_t len, uint8_t **out, size_t *out_len)
     return 0;
 }
 
-int pp_read_profile_buffer(const uint8_t *d, size_t len, pp_profile *p)
+/* What a file read as a profile was, and why it could not be read. */
+typedef struct what {
+    int perfpy;                    /* perfpy's own */
+    int cut;                       /* its gzip stream ended early */
+    pp_perfpy_error err;
+} what;
+
+static int read_any(const uint8_t *d, size_t len, pp_profile *p, what *w)
 {
     uint8_t *raw;
     size_t n;
     int rc;
 
+    memset(w, 0, sizeof(*w));
+    if (pp_is_perfpy(d, len)) {                 /* not compressed: read as it is */
+        w->perfpy = 1;
+        return pp_read_perfpy(d, len, p, &w->err);
+    }
     if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b) {
-        if ((rc = gunzip(d, len, &raw, &n)) < 0)
+        if ((rc = gunzip(d, len, &raw, &n, &w->cut)) < 0)
             return rc;
-        rc = read_pprof(raw, n, p);
+        if ((w->perfpy = pp_is_perfpy(raw, n)))
+            rc = w->cut ? -EINVAL : pp_read_perfpy(raw, n, p, &w->err);
+        else
+            rc = w->cut ? -EINVAL : read_pprof(raw, n, p);
         free(raw);
         return rc;
     }
     return read_collapsed((const char *)d, len, p);
+}
+
+int pp_read_profile_buffer(const uint8_t *d, size_t len, pp_profile *p)
+{
+    what w;
+    int rc = read_any(d, len, p, &w);
+
+    return rc == -EPROTO || rc == -ENOMSG ? -EINVAL : rc;
+}
+
+/* The sentence for a perfpy profile that could not be read. */
+static int perfpy_error(const char *path, int rc, const what *w, pp_error *e)
+{
+    if (w->cut)
+        return pp_error_set(e, -EINVAL, "%s is a perfpy profile cut short: its gzip stream "
+                            "ends early (a copy or a write that did not finish)", path);
+    if (rc == -EPROTO)
+        return pp_error_set(e, rc, "%s is a perfpy profile of version %u, and this perfpy "
+                            "reads version %u: read it with the perfpy that wrote it", path,
+                            w->err.version, PP_PROFILE_VERSION);
+    if (rc == -EINVAL)
+        return pp_error_set(e, rc, "%s is a damaged perfpy profile: %s (at byte %zu of its "
+                            "data)", path, w->err.why, w->err.at);
+    return pp_error_set(e, rc, "cannot read %s: %s", path, strerror(-rc));
 }
 
 int pp_read_profile(const char *path, pp_profile *p, pp_error *e)
@@ -511,6 +555,7 @@ int pp_read_profile(const char *path, pp_profile *p, pp_error *e)
     uint8_t *buf = NULL;
     size_t got = 0;
     int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC), rc;
+    what w = {0};
 
     if (fd < 0)
         return pp_error_set(e, -errno, "cannot read %s: %s", path, strerror(errno));
@@ -526,7 +571,7 @@ int pp_read_profile(const char *path, pp_profile *p, pp_error *e)
                 free(buf);
                 if (fd)
                     close(fd);
-                return pp_error_set(e, -EFBIG, "%s is too large to compare (over 2 GiB)", path);
+                return pp_error_set(e, -EFBIG, "%s is too large to read (over 2 GiB)", path);
             }
             buf = more;
             cap = cap ? cap * 2 : 1 << 16;
@@ -542,15 +587,18 @@ int pp_read_profile(const char *path, pp_profile *p, pp_error *e)
     if (fd)
         close(fd);
     if (rc == 0)
-        rc = pp_read_profile_buffer(buf, got, p);
+        rc = read_any(buf, got, p, &w);
     free(buf);
+    if (rc < 0 && w.perfpy)
+        return perfpy_error(path, rc, &w, e);
     if (rc == -EINVAL)
-        return pp_error_set(e, rc, "%s is not a profile perfpy can read (collapsed stacks, "
-                            "or perfpy's pprof: -f collapsed or -f pprof)", path);
+        return pp_error_set(e, rc, "%s is not a profile perfpy can read (perfpy's own, "
+                            "collapsed stacks, or perfpy's pprof: -f perfpy, -f collapsed or "
+                            "-f pprof)", path);
     if (rc < 0)
         return pp_error_set(e, rc, "cannot read %s: %s", path, strerror(-rc));
     if (!p->samples)
-        return pp_error_set(e, -ENODATA, "%s holds no samples (expected collapsed stacks "
-                            "\"a;b;c 12\" or perfpy's pprof)", path);
+        return pp_error_set(e, -ENODATA, "%s holds no samples (expected perfpy's own "
+                            "profile, collapsed stacks \"a;b;c 12\" or perfpy's pprof)", path);
     return 0;
 }

@@ -12,6 +12,7 @@
  * `perf report` on the injected file needs them.
  */
 #include "report.h"
+#include "perfpy/profile_format.h"
 #include "perf_run.h"
 
 #include <errno.h>
@@ -60,7 +61,7 @@ static void tell(const pp_progress *p, pp_progress_step step, uint64_t n, double
         p->fn(p->ctx, step, n, s);
 }
 
-static int fold_progress(void *ctx, const pp_script_sample *s)
+static int fold_progress(void *ctx, const pp_raw_sample *s)
 {
     fold_ctx *c = ctx;
 
@@ -106,8 +107,14 @@ void pp_report_default_output(const char *input, const pp_format *f, char *buf, 
 
     base = base ? base + 1 : input;
     n = strlen(base);
-    if (n >= 5 && strcmp(base + n - 5, ".data") == 0)
-        n -= 5;
+    for (size_t i = 0; i < 3; i++) {             /* a recording's or a profile's name */
+        static const char *const ends[] = {".data", ".perfpy.gz", ".pb.gz"};
+        size_t k = strlen(ends[i]);
+        if (n >= k && strncmp(base + n - k, ends[i], k) == 0) {
+            n -= k;
+            break;
+        }
+    }
     if (!n)
         base = "perf", n = 4;
     if (f->recording)
@@ -179,8 +186,9 @@ static int check_input(run *x)
         return pp_error_set(e, rc, "cannot read %s: permission denied (run as the user who "
                             "recorded it, or make it readable: chmod a+r %s)", in, in);
     if (rc == -EINVAL)
-        return pp_error_set(e, rc, "%s is not a perf.data file, or it is truncated (was "
-                            "`perf record` interrupted before it finished writing?)", in);
+        return pp_error_set(e, rc, "%s is not a perf.data file (nor a perfpy profile), or it "
+                            "is truncated (was `perf record` interrupted before it finished "
+                            "writing?)", in);
     if (rc < 0)
         return pp_error_set(e, rc, "cannot read %s: %s", in, strerror(-rc));
     if (x->r->info.scanned && x->r->info.samples == 0)
@@ -367,10 +375,54 @@ static int report_text(run *x)
     return write_out(x);
 }
 
+/* A profile perfpy wrote rather than a recording: its own file (gzip, or
+ * the data of one), or anything named as one. */
+static int profile_input(const char *in)
+{
+    static const char ext[] = ".perfpy.gz";
+    uint8_t head[PP_PROFILE_MAGIC_LEN] = {0};
+    size_t n = strlen(in);
+    int fd = strcmp(in, "-") == 0 ? -1 : open(in, O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, head, sizeof(head)) : -1;
+
+    if (fd >= 0)
+        close(fd);
+    return (got >= 2 && head[0] == 0x1f && head[1] == 0x8b) ||
+           pp_is_perfpy(head, got > 0 ? (size_t)got : 0) ||
+           (n >= sizeof(ext) - 1 && strcmp(in + n - (sizeof(ext) - 1), ext) == 0);
+}
+
+/* A profile perfpy wrote (-f perfpy: all of it), written again in another
+ * format: nothing is written unless all of it was read. */
+static int report_profile(run *x)
+{
+    const char *in = x->o->input;
+    uint8_t head[PP_PROFILE_MAGIC_LEN] = {0};
+    int fd;
+
+    if (x->f->recording)
+        return pp_error_set(x->e, -EINVAL, "format %s needs a perf.data input; %s is a "
+                            "profile, which holds no recording", x->f->name, in);
+    if (same_file(in, x->r->output))
+        return pp_error_set(x->e, -EEXIST, "the output %s is the input itself; choose another "
+                            "name with -o", x->r->output);
+    if ((fd = open(in, O_RDONLY | O_CLOEXEC)) >= 0) {
+        ssize_t got = read(fd, head, sizeof(head));
+        close(fd);
+        if (got >= 0 && !(got >= 2 && head[0] == 0x1f && head[1] == 0x8b) &&
+            !pp_is_perfpy(head, (size_t)got))
+            return pp_error_set(x->e, -EINVAL, "%s is not a perfpy profile: it is not gzip "
+                                "data, as -f perfpy writes (nor a perf.data)", in);
+    }
+    if (pp_read_profile(in, &x->r->profile, x->e) < 0)
+        return x->e->code;
+    return write_out(x);
+}
+
 int pp_report(const pp_report_opts *o, pp_report_result *r)
 {
     run *x;
-    int rc;
+    int rc, profile = 0;
     double t0 = now_s(), self0 = cpu_s(RUSAGE_SELF), kids0 = cpu_s(RUSAGE_CHILDREN);
 
     memset(r, 0, sizeof(*r));
@@ -388,13 +440,15 @@ int pp_report(const pp_report_opts *o, pp_report_result *r)
         pp_report_default_output(o->input, x->f, r->output, sizeof(r->output));
     if (o->from_script) {
         rc = report_text(x);
+    } else if ((profile = profile_input(o->input))) {
+        rc = report_profile(x);
     } else if ((rc = check_input(x)) == 0 && (rc = make_tmp(x)) == 0 &&
                (rc = inject(x)) == 0) {
         fix_forks(x);
         if ((rc = script(x)) == 0)
             rc = write_out(x);
     }
-    if (!o->from_script)
+    if (!o->from_script && !profile)
         finish(x, rc);
     free(x);
     r->seconds = now_s() - t0;

@@ -53,7 +53,8 @@ typedef struct pp_progress {
 } pp_progress;
 
 typedef struct pp_report_opts {
-    const char *input;           /* perf.data to read (required) */
+    const char *input;           /* perf.data to read, or a profile perfpy wrote
+                                    (-f perfpy, gzip: read_profile.c) (required) */
     const pp_format *format;     /* NULL: flamegraph */
     const char *output;          /* NULL: pp_report_default_output(); "-": stdout */
     int no_native;               /* drop native and kernel frames */
@@ -75,7 +76,7 @@ typedef struct pp_report_opts {
     int processes;               /* PP_PROCESSES_AUTO (0): a root per process when
                                     there are two or more; _SPLIT, _MERGE (fold.h) */
     int show_perfpy;             /* keep perfpy's own frames (engine, startup hook) */
-    int threads;                 /* a root per thread (--threads) */
+    int threads;                 /* roots per thread (--threads): PP_THREAD_ROOTS_* */
 } pp_report_opts;
 
 #define PP_REPORT_OPTS_INIT {.input = NULL}
@@ -97,6 +98,8 @@ typedef struct pp_report_result {
     double own_cpu_s;            /* perfpy's: parsing, folding, writing */
     int sample_mode;             /* read by perfpy-sample, not perf: the summary
                                     speaks of what did the reading */
+    int verbose;                 /* the summary's accounting notes too (-v), not
+                                    only the mode, totals, table and losses */
     char warning[PATH_MAX + 256];/* what the command should say even on success
                                     ("" when nothing): jit dumps that are gone */
     pp_error err;                /* why pp_report failed */
@@ -108,19 +111,45 @@ int pp_report(const pp_report_opts *o, pp_report_result *r);
 void pp_report_result_free(pp_report_result *r);
 
 /* "<stem>.<ext>" in the current directory, stem = the input's file name
- * without ".data" ("perf.data" -> "perf.svg"; format perf: "perf-perfpy.data"). */
+ * without ".data", ".perfpy.gz" or ".pb.gz" ("perf.data" -> "perf.svg",
+ * "app.perfpy.gz" -> "app.svg"; format perf: "perf-perfpy.data"). */
 void pp_report_default_output(const char *input, const pp_format *f, char *buf, size_t cap);
 
-/* A profile perfpy wrote, read back into p (read_profile.c): collapsed
- * stacks, or perfpy's gzipped pprof; what `perfpy diff` compares. 0, or a
- * negative errno with e's sentence (-ENODATA: no samples in it). */
+/* A profile perfpy wrote, read back into p (read_profile.c): perfpy's own
+ * (-f perfpy: everything), collapsed stacks, or perfpy's gzipped pprof;
+ * what `perfpy diff` compares and `perfpy report` writes again. 0, or a
+ * negative errno with e's sentence, one line naming what is wrong (-ENODATA:
+ * no samples in it). */
 int pp_read_profile(const char *path, pp_profile *p, pp_error *e);
 /* The same of a buffer (tests, the fuzzer): 0, -EINVAL (damaged pprof) or
  * -ENOMEM; lines or samples not understood are counted in p->bad_lines. */
 int pp_read_profile_buffer(const uint8_t *data, size_t len, pp_profile *p);
 
+/* perfpy's own profile file (-f perfpy; include/perfpy/profile_format.h)
+ * inside its gzip stream, read back (read_perfpy.c): why it could not be,
+ * where, and the version a file of another one says. */
+typedef struct pp_perfpy_error {
+    const char *why;             /* a phrase: "a stack too deep" */
+    size_t at;                   /* its byte in the data inside the gzip stream */
+    uint32_t version;            /* the file's version (from its header) */
+} pp_perfpy_error;
+
+/* Whether data begins with the file's magic. */
+int pp_is_perfpy(const uint8_t *data, size_t len);
+/* 0; -ENOMSG not perfpy's (no magic); -EPROTO another version
+ * (err->version); -EINVAL damaged or cut (err->why, err->at); -ENOMEM.
+ * p may hold part of the file after a failure: free it, write nothing. */
+int pp_read_perfpy(const uint8_t *data, size_t len, pp_profile *p, pp_perfpy_error *err);
+
 /* Samples, lost events, truncated share, the top `top` Python functions by
  * own and by total time, and the output path (summary.c). */
 void pp_summary_print(FILE *out, const pp_report_result *r, int top);
+/* How a recording ended, on out: stopped after N s (by --duration or
+ * Ctrl-C), or the program's end by a signal or a status other than 0 (a
+ * wait status); nothing for a program that ended well. */
+void pp_summary_end(FILE *out, int stopped, double seconds, int wait_status);
+/* Nothing was sampled: no profile is written (pid: the process attached
+ * to, 0 the program). */
+void pp_summary_no_samples(FILE *out, long pid, double seconds);
 
 #endif

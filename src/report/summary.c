@@ -2,12 +2,15 @@
  * The summary a command prints after a report: samples, lost events, the
  * truncated share, the top Python functions by own and by total time, and
  * where the profile went. A formatter over a pp_report_result; the command
- * chooses the stream.
+ * chooses the stream. Beside it, the lines every recorder says as a
+ * recording ends (perfpy record's hook modes, perfpy-sample's sample and
+ * read modes): how it ended, or that nothing was sampled.
  */
 #include "summary_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 typedef struct funcs_ctx {
     const pp_profile *p;
@@ -114,8 +117,9 @@ static void print_top(FILE *out, const pp_profile *p, pp__funcs *f, int by_own, 
     double all = total ? (double)total : 1.0;
 
     qsort_r(f->v, f->n, sizeof(*f->v), cmp_func, &by_own);
-    fprintf(out, "perfpy: top Python functions by %s time (own = innermost Python frame):\n"
-            "     own   total  function\n", by_own ? "own" : "total");
+    fprintf(out, "perfpy: top Python functions by %s %s (own = innermost Python frame):\n"
+            "     own   total  function\n", by_own ? "own" : "total",
+            p->value == PP_VALUE_EVENTS ? pp_profile_unit(p) : "time");
     for (uint32_t i = 0; i < f->n && (int)i < top; i++) {
         const pp_func *s = &f->v[i];
         const pp_frame *fr = &p->frames[s->frame];
@@ -140,6 +144,9 @@ static void print_totals(FILE *out, const pp_profile *p)
                                                                    : p->samples));
     if (wall)
         fprintf(out, " of %.3g ms", (double)p->period_ns / 1e6);
+    if (p->value == PP_VALUE_EVENTS)     /* what they count: "of 10 faults", "of 1 call" */
+        fprintf(out, " of %llu %s", (unsigned long long)pp_profile_every(p),
+                pp_profile_unit_n(p, pp_profile_every(p)));
     fprintf(out, "%s%s%s, %llu lost events, %.1f%% of stacks truncated",
             p->event[0] ? " (" : "", p->event,
             p->event[0] ? ")" : "", (unsigned long long)p->lost,
@@ -285,14 +292,24 @@ void pp_summary_print(FILE *out, const pp_report_result *r, int top)
     pp__funcs f;
 
     print_totals(out, p);
-    print_processes(out, p);
+    if (r->verbose)
+        print_processes(out, p);
     print_unnamed(out, p, r->sample_mode);
     if (pp__funcs_make(p, !r->sample_mode, &f) == 0) {
-        if (f.n) {
+        if (f.n && p->value == PP_VALUE_WALL &&
+            pp__wall_blocks_print(out, p, &f, top, r->sample_mode, r->verbose) == 0) {
+            /* one block per process, each of its own time */
+        } else if (f.n) {
             /* made before print_top sorts the functions: it reads them by frame */
             pp__wall_split *w = pp__wall_split_make(p, &f);
 
-            print_top(out, p, &f, 1, top, r->sample_mode);
+            if (p->nprocs > 1)
+                fprintf(out, "perfpy: the shares below are of all %u processes' %s together%s\n",
+                        p->nprocs, w ? "time" : "samples",
+                        w ? " (their stacks are merged)" : "");
+            /* the wall table has an own column: the one by own time is -v's */
+            if (!w || r->verbose)
+                print_top(out, p, &f, 1, top, r->sample_mode);
             if (w)
                 pp__wall_split_print(out, p, w, top, r->sample_mode);
             else
@@ -313,6 +330,29 @@ void pp_summary_print(FILE *out, const pp_report_result *r, int top)
         fprintf(out, "perfpy: kept the %zu jitted-*.so files next to %s: `perf report -i %s` "
                 "reads them\n", r->jitted_kept, r->info.jitdumps[0],
                 r->jitted_for[0] ? r->jitted_for : r->output);
-    print_time(out, r);
+    if (r->verbose)
+        print_time(out, r);
     fprintf(out, "perfpy: wrote %s\n", strcmp(r->output, "-") == 0 ? "standard output" : r->output);
+}
+
+void pp_summary_end(FILE *out, int stopped, double seconds, int wait_status)
+{
+    if (stopped)
+        fprintf(out, "perfpy: recording stopped after %.1f s\n", seconds);
+    else if (WIFSIGNALED(wait_status))
+        fprintf(out, "perfpy: the program was killed by signal %d (%s); its profile "
+                "is still written\n", WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
+    else if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) != 0)
+        fprintf(out, "perfpy: the program exited with status %d; its profile is still "
+                "written\n", WEXITSTATUS(wait_status));
+}
+
+void pp_summary_no_samples(FILE *out, long pid, double seconds)
+{
+    if (pid)
+        fprintf(out, "perfpy: no samples: the process %ld used no CPU in the %.1f s "
+                "recorded; nothing is written\n", pid, seconds);
+    else
+        fprintf(out, "perfpy: no samples: the program used no CPU that could be sampled "
+                "in its %.1f s; nothing is written\n", seconds);
 }

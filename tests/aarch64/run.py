@@ -22,6 +22,7 @@ Ends with "N passed, N failed[, N skipped]" (tests/run-all).
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -76,8 +77,10 @@ def main():
     qemu = ["qemu-aarch64-static", "-L", root]
 
     # 1. unit tests: their own summary line counts as one result each way
+    # (test_options.c runs the arm64 perfpy beside them: through qemu too)
     ut = subprocess.run(qemu + [os.path.join(a64, "unit-tests")], capture_output=True,
-                        text=True, timeout=900)
+                        text=True, timeout=900,
+                        env=dict(os.environ, PERFPY_TEST_EXEC_WRAPPER=shlex.join(qemu)))
     last = (ut.stdout.strip().splitlines() or [""])[-1]
     m = re.match(r"^(\d+) passed, (\d+) failed", last)
     result("aarch64 unit tests under qemu (%s)" % last,

@@ -1,13 +1,13 @@
 /*
- * Fuzz target: CPython's line tables (src/sample/linetable.c), which sample
+ * Fuzz target: CPython's line tables (src/cpython/linetable.c), which sample
  * mode reads from the program's memory: any bytes, in each of the three
  * formats, at offsets inside and past the code, give a line >= 1 (the def
  * line when nothing parses) and read nothing past the table (ASan). The
  * first byte picks the def line. Built with libFuzzer by `make fuzz`,
  * replayed over tests/fuzz/corpus/linetable/ by `make test`.
  */
-#include "sample/linetable.h"
-#include "sample/pyoffsets.h"
+#include "cpython/linetable.h"
+#include "cpython/pyoffsets.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -79,9 +79,9 @@ static void check(int cmd, int argc, char **argv, answer *a)
         pp_run_opts o;
         a->rc = pp_run_parse(argc, argv, &o, &u);
         if (a->rc == PP_PARSED_RUN) {
-            if (strcmp(o.mode, "perf") != 0 && strcmp(o.mode, "jit") != 0)
+            if (o.mode != PP_MODE_PERF && o.mode != PP_MODE_JIT)
                 abort();
-            h = program(str(h, o.mode), o.argv);
+            h = program(mix(h, (uint64_t)o.mode), o.argv);
         }
         break;
     }
@@ -92,10 +92,10 @@ static void check(int cmd, int argc, char **argv, answer *a)
             if (o.rate < 1 || o.rate > 100000 || o.stack_size < 8 || o.stack_size > 65528 ||
                 o.stack_size % 8 || !(o.duration >= 0 && o.duration <= 1e7) || !o.format ||
                 (!o.argv) == (!o.pid) || o.pid < 0 ||
-                (strcmp(o.mode, "auto") && strcmp(o.mode, "perf") && strcmp(o.mode, "jit")))
+                (unsigned)o.mode >= PP_MODE_N)
                 abort();
             h = mix(mix(mix(h, (uint64_t)o.rate), (uint64_t)o.stack_size), (uint64_t)o.pid);
-            h = str(str(str(h, o.output), o.format->name), o.mode);
+            h = mix(str(str(h, o.output), o.format->name), (uint64_t)o.mode);
             h = mix(h, (uint64_t)(o.no_native * 4 + o.keep * 2 + o.inline_frames));
             if (o.argv)
                 h = program(h, o.argv);
@@ -141,9 +141,9 @@ static void check(int cmd, int argc, char **argv, answer *a)
         a->rc = pp_dump_parse(argc, argv, &o, &u);
         if (a->rc == PP_PARSED_RUN) {
             if (o.pid < 1 || o.pid > INT32_MAX || (o.async && o.json) ||
-                (strcmp(o.mode, "auto") && strcmp(o.mode, "sample") && strcmp(o.mode, "read")))
+                (unsigned)o.mode > PP_MODE_READ)
                 abort();
-            h = str(mix(h, (uint64_t)o.pid), o.mode);
+            h = mix(mix(h, (uint64_t)o.pid), (uint64_t)o.mode);
             h = mix(h, (uint64_t)(o.async * 32 + o.json * 16 + o.locals * 8 +
                                   o.subprocesses * 4 + o.nonblocking * 2 + o.no_native));
         }
@@ -155,10 +155,11 @@ static void check(int cmd, int argc, char **argv, answer *a)
         if (a->rc == PP_PARSED_RUN) {
             if ((!o.argv) == (!o.pid) || o.pid < 0 || o.rate < 1 || o.rate > 100000 ||
                 !(o.interval >= 0.1 && o.interval <= 3600) || o.rows < 0 ||
-                o.rows > 1000000 || (o.wall && strcmp(o.mode, "read") == 0))
+                o.rows > 1000000 || (o.async && o.mode == PP_MODE_READ) ||
+                (unsigned)o.mode > PP_MODE_READ)
                 abort();
-            h = str(mix(mix(mix(mix(h, (uint64_t)o.pid), (uint64_t)o.rate), (uint64_t)o.wall),
-                        (uint64_t)o.rows), o.mode);
+            h = mix(mix(mix(mix(mix(h, (uint64_t)o.pid), (uint64_t)o.rate), (uint64_t)o.wall),
+                        (uint64_t)o.rows), (uint64_t)o.mode);
             if (o.argv)
                 h = program(h, o.argv);
         }

@@ -22,7 +22,7 @@ typedef struct ctx {
     uint64_t n, frames;
 } ctx;
 
-static int count(void *c, const pp_script_sample *s)
+static int count(void *c, const pp_raw_sample *s)
 {
     ctx *x = c;
     x->n++;
@@ -30,7 +30,7 @@ static int count(void *c, const pp_script_sample *s)
     return 0;
 }
 
-static int fold(void *c, const pp_script_sample *s)
+static int fold(void *c, const pp_raw_sample *s)
 {
     ctx *x = c;
     x->n++;

@@ -1,13 +1,13 @@
 /*
  * Fuzz target: the two /proc text parsers of sample mode, /proc/PID/maps
- * (src/sample/maps.c) and /proc/kallsyms (src/sample/kallsyms.c), on the
+ * (src/native/maps.c) and /proc/kallsyms (src/native/kallsyms.c), on the
  * same input, with their invariants checked: mappings sorted, non-empty and
  * non-overlapping, symbols sorted, and every lookup's answer containing (or
  * lying below) the address asked. Built with libFuzzer by `make fuzz`,
  * replayed over tests/fuzz/corpus/procfs/ by `make test`.
  */
-#include "sample/kallsyms.h"
-#include "sample/maps.h"
+#include "native/kallsyms.h"
+#include "native/maps.h"
 
 #include <stdint.h>
 #include <stdlib.h>

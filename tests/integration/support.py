@@ -19,10 +19,19 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import unittest
+
+# A suite started in the background by a shell without job control (CI's
+# `bash .ci/run &`) inherits SIGINT ignored, and every program a test starts
+# would too: the Ctrl-C tests' programs never saw their Ctrl-C (perf then
+# SIGTERMed them after --grace). The tests play a terminal's Ctrl-C, whose
+# programs have SIGINT's default; a handler here is reset to it at exec.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, os.environ.get("PERFPY_TEST_BUILD", "build"))
@@ -298,10 +307,10 @@ def perf_map_mode_names_nothing(py, fp_callgraph=False):
     perf that unwinds with libdw, DWARF call graphs find no frame in the
     trampolines, so only frame-pointer call graphs (fp_callgraph: what
     perfpy record uses when the interpreter keeps frame pointers) on an
-    interpreter built with them do (README, modes)."""
+    interpreter built with them do (docs/modes.md)."""
     if perf_unwinder() == "libdw" and not (fp_callgraph and keeps_frame_pointers(py)):
         return ("perf-map mode names no Python function with perf's libdw unwinder "
-                "on an interpreter without frame pointers (README, modes)")
+                "on an interpreter without frame pointers (docs/modes.md)")
     return None
 
 
@@ -386,6 +395,24 @@ def tree_for_others(base, *parts, copy=False):
             f = os.path.join(top, f)
             os.chmod(f, 0o755 if os.stat(f).st_mode & 0o100 else 0o644)
     return dest
+
+
+# hidden(cmd, paths): cmd with each path hidden in a private mount namespace
+# (a directory under an empty tmpfs, a file under /dev/null), as on a
+# machine without what it is; nothing outside the namespace changes (root)
+_HIDE = r"""set -e
+while [ "$1" != -- ]; do
+    if [ -d "$1" ]; then mount -t tmpfs none "$1"; else mount --bind /dev/null "$1"; fi
+    shift
+done
+shift
+exec "$@"
+"""
+
+
+def hidden(cmd, paths, env=None, timeout=900):
+    return run(["unshare", "-m", "--propagation", "private", "bash", "-c", _HIDE, "hide"]
+               + list(paths) + ["--"] + list(cmd), env=env, timeout=timeout)
 
 
 def needs_perf(test):

@@ -1,10 +1,15 @@
 """The documents say what the program does, so they cannot drift apart:
 
+- the man page (docs/perfpy.1) is what scripts/gen-man writes now from
+  `perfpy --help`, `perfpy <command> --help` and docs/perfpy.1.in (the key
+  check: the page is generated, so what follows holds by construction as
+  long as this does); the generator keeps holding it when the help's layout
+  changes (a help laid out otherwise, through a stand-in perfpy);
 - every option `perfpy --help` and `perfpy <command> --help` print is in the
-  man page (docs/perfpy.1) under that command, with the same unit (metavar)
-  and the same default, and the man page documents no option the command
-  lacks; every option states its default; each command states its exit
-  status; the man page renders without a groff warning;
+  man page under that command, with the same unit (metavar) and the same
+  default, and the man page documents no option the command lacks; every
+  option states its default; each command states its exit status; the man
+  page renders without a groff warning;
 - the README: the two commands of a fresh machine (`make demo`, `make test`,
   the latter exactly what CI runs), every `perfpy ...` command line it shows
   uses real commands and options, its links and pictures exist, and every
@@ -13,11 +18,15 @@
 import os
 import re
 import shutil
+import stat
+import sys
+import tempfile
 import unittest
 
 from support import PERFPY, ROOT, run
 
 MAN = os.path.join(ROOT, "docs", "perfpy.1")
+GEN_MAN = os.path.join(ROOT, "scripts", "gen-man")
 README = os.path.join(ROOT, "README.md")
 COMMANDS = ["record", "run", "report", "diff", "jitdump", "dump", "top", "doctor"]
 HELP_ONLY = {"-h", "--help", "-V", "--version"}   # need no default
@@ -50,8 +59,8 @@ def entries(lines, head_indent, body_indent, blank_ends):
     return {k: (v[0], " ".join(v[1].split()), v[2]) for k, v in found.items()}
 
 
-def help_text(cmd):
-    p = run([PERFPY] + ([cmd] if cmd else []) + ["--help"])
+def help_text(cmd, perfpy=PERFPY):
+    p = run([perfpy] + ([cmd] if cmd else []) + ["--help"])
     assert p.returncode == 0, p.stderr
     return p.stdout
 
@@ -70,8 +79,8 @@ def help_section(text, title):
     return out
 
 
-def help_options(cmd):
-    return entries(help_section(help_text(cmd), "options"), range(2, 7), 7, False)
+def help_options(cmd, perfpy=PERFPY):
+    return entries(help_section(help_text(cmd, perfpy), "options"), range(2, 7), 7, False)
 
 
 def help_environment(cmd):
@@ -86,68 +95,67 @@ def help_environment(cmd):
     return found
 
 
-_man = None
+_man = {}
 
 
-def man_text():
+def man_text(man=MAN):
     """The man page as man shows it, one paragraph a line (no hyphenation).
     Where the text starts is the formatter's choice (groff 1.22: sections'
     text at 7 columns, tagged paragraphs' bodies at 14; groff 1.24: 5 and
     12; a tag too long for its column puts its body on the next line):
     the parsers below measure it (man_indent), they do not assume it."""
-    global _man
-    if _man is None:
+    if man not in _man:
         p = run(["groff", "-man", "-Tascii", "-rLL=400n", "-rHY=0", "-P-c", "-P-b", "-P-o",
-                 "-P-u", MAN])
+                 "-P-u", man])
         assert p.returncode == 0, p.stderr
-        _man = p.stdout
-    return _man
+        _man[man] = p.stdout
+    return _man[man]
 
 
-def man_indent():
+def man_indent(man=MAN):
     """Where a section's text starts: the indentation of NAME's line."""
-    lines = man_text().splitlines()
+    lines = man_text(man).splitlines()
     return indent_of(next(l for l in lines[lines.index("NAME") + 1:] if l.strip()))
 
 
-def subsection(line):
+def subsection(line, man=MAN):
     """The command of a subsection heading ("perfpy report ..." indented
     less than the text), else None."""
     m = re.match(r"^( +)perfpy (\w+)\b", line)
-    return m.group(2) if m and len(m.group(1)) < man_indent() else None
+    return m.group(2) if m and len(m.group(1)) < man_indent(man) else None
 
 
-def man_block(cmd):
+def man_block(cmd, man=MAN):
     """Lines of the man page for a command (its .SS), or OPTIONS for ''."""
-    lines, out, inside = man_text().splitlines(), [], False
+    lines, out, inside = man_text(man).splitlines(), [], False
     for line in lines:
-        if cmd and subsection(line) == cmd:
+        if cmd and subsection(line, man) == cmd:
             inside = True
             continue
         if not cmd and line == "OPTIONS":
             inside = True
             continue
-        if inside and (subsection(line) not in (None, cmd) or re.match(r"^[A-Z]", line)):
+        if inside and (subsection(line, man) not in (None, cmd) or re.match(r"^[A-Z]", line)):
             break
         if inside:
             out.append(line)
     return out
 
 
-def man_options(cmd):
+def man_options(cmd, man=MAN):
     """Options are tagged paragraphs: the tag at the text's indentation,
     the body deeper."""
-    at = man_indent()
-    return entries(man_block(cmd), range(at, at + 1), at + 1, True)
+    at = man_indent(man)
+    return entries(man_block(cmd, man), range(at, at + 1), at + 1, True)
 
 
-def man_environment():
-    found, lines = {}, man_text().splitlines()
+def man_environment(man=MAN):
+    found, lines = {}, man_text(man).splitlines()
     start = lines.index("ENVIRONMENT")
     for i in range(start + 1, len(lines)):
         if re.match(r"^[A-Z]", lines[i]):
             break
-        m = re.match(r"^ {%d}([A-Z_]+)(?:=\S+)?(?: +(.*))?$" % man_indent(), lines[i])
+        m = re.match(r"^ {%d}([A-Z_]+)(?:=\S+)?(?: +(.*))?$" % man_indent(man), lines[i])
         if m:   # a short name has its text on the same line
             found[m.group(1)] = m.group(2) or (lines[i + 1].strip() if i + 1 < len(lines) else "")
     return found
@@ -170,15 +178,85 @@ def default_of(text):
     return m.group(1) if m else ""
 
 
+# A stand-in perfpy whose help is laid out otherwise than today's: the
+# generator must place every part of it (issue 37: the help texts change).
+FAKE_HELP = {
+    "": """usage: perfpy COMMAND [options]
+
+A stand-in.
+
+commands:
+  record      profile a program
+  odd         another command
+
+options:
+  -h, --help        this help
+  -V, --version     the version
+
+exit status:
+  0 ok, 1 failed, 2 usage error
+
+examples:
+  perfpy record -- python3 app.py
+""",
+    "record": """usage: perfpy record [options] [--] PROGRAM
+       perfpy record [options] -p PID
+
+Records a program. A paragraph
+that goes on.
+
+keys: a does this, b that.
+
+options:
+  -o, --output FILE       where to write (default: <program>.svg)
+      --keep [N|SIZE]     keep them (default: none kept)
+      --label KEY=VALUE with -a, a label (default: none)
+      --processes WHEN a root per process: auto (default) when two
+      --mode auto|perf    the mode (default: auto)
+  -r HZ                   samples a second (default: 99)
+      --stack-size BYTES  stack copied (default: 32768,
+                          about 60 frames) - not a new option
+  -q                      quiet (default: off)
+  -h, --help              this help
+
+Notes after the options, at column 0:
+  an item,
+      continued
+  -not an option: an item of the notes
+
+environment:
+  PERF            the perf executable (default: perf on PATH)
+  SOME_VAR        a variable
+                  of two lines (default: 3)
+
+exit status: 0 written,
+1 failed, 2 usage error
+
+Prose after the exit status.
+
+example:
+  perfpy record -o x.svg -- python3 app.py
+""",
+    "odd": """options:
+  -x, --ex NAME   an option before the usage (default: none)
+  -h, --help      this help
+
+usage: perfpy odd [-x NAME]
+
+exit status: 0, 1 or 2
+""",
+}
+
+
 class ManPageMatchesHelp(unittest.TestCase):
 
-    def test_every_option_is_in_the_man_page_with_unit_and_default(self):
-        for cmd in [""] + COMMANDS:
-            helped, manned = help_options(cmd), man_options(cmd)
+    def check_options(self, commands, perfpy=PERFPY, man=MAN):
+        for cmd in commands:
+            helped, manned = help_options(cmd, perfpy), man_options(cmd, man)
             with self.subTest(command=cmd or "perfpy"):
                 self.assertTrue(helped, "no options parsed from the help")
                 self.assertEqual(sorted(helped), sorted(manned),
-                                 "options of `perfpy %s --help` vs docs/perfpy.1" % cmd)
+                                 "options of `perfpy %s --help` vs %s" % (cmd, man))
                 for opt, (meta, text, short) in helped.items():
                     mmeta, mtext, mshort = manned[opt]
                     self.assertEqual(meta, mmeta, "%s: unit in help vs man" % opt)
@@ -192,6 +270,52 @@ class ManPageMatchesHelp(unittest.TestCase):
                     self.assertIn(norm(default_of(text)), norm(mtext),
                                   "%s %s: the man page's default differs from the help's"
                                   " (%r)" % (cmd, opt, default_of(text)))
+
+    def test_every_option_is_in_the_man_page_with_unit_and_default(self):
+        self.check_options([""] + COMMANDS)
+
+    def test_man_page_is_what_gen_man_writes(self):
+        """docs/perfpy.1 is generated: after a --help text or
+        docs/perfpy.1.in changes, scripts/gen-man must be run again."""
+        p = run([sys.executable, GEN_MAN, "--perfpy", PERFPY, "-o", "-"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        with open(MAN) as f:
+            self.assertEqual(f.read(), p.stdout,
+                             "docs/perfpy.1 is not what scripts/gen-man writes now: "
+                             "run scripts/gen-man and commit docs/perfpy.1")
+
+    def test_gen_man_places_a_help_laid_out_otherwise(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = os.path.join(tmp, "perfpy")
+            with open(fake, "w") as f:
+                f.write("#!%s\nimport sys\nHELP = %r\n"
+                        "args = [a for a in sys.argv[1:] if a != '--help']\n"
+                        "print('perfpy 9.9') if args == ['--version'] else "
+                        "sys.stdout.write(HELP[args[0] if args else ''])\n"
+                        % (sys.executable, FAKE_HELP))
+            os.chmod(fake, stat.S_IRWXU)
+            man = os.path.join(tmp, "perfpy.1")
+            p = run([sys.executable, GEN_MAN, "--perfpy", fake, "-o", man])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            p = run(["groff", "-man", "-Tutf8", "-ww", "-z", man])
+            self.assertEqual((p.returncode, p.stderr), (0, ""))
+            self.check_options(["", "record", "odd"], fake, man)
+            record = norm(" ".join(man_block("record", man)))
+            for said in ["records a program. a paragraph that goes on.", "keys: a does this",
+                         "notes after the options", "an item, continued",
+                         "-not an option: an item", "exit status: 0 written, 1 failed, 2 usage",
+                         "prose after the exit status.", "perfpy record -o x.svg -- python3",
+                         "environment: perf, some_var"]:
+                self.assertIn(said, record)
+            self.assertIn("exit status: 0, 1 or 2", norm(" ".join(man_block("odd", man))))
+            text = norm(man_text(man))
+            for said in ["perfpy record [options] -p pid", "perfpy odd [-x name]",
+                         "odd another command", "perfpy 9.9"]:
+                self.assertIn(said, text)
+            env = man_environment(man)
+            self.assertIn("(default: 3)", env["SOME_VAR"])
+            self.assertIn("perf on PATH", env["PERF"])
 
     def test_every_environment_variable_is_in_the_man_page(self):
         documented = man_environment()
@@ -293,5 +417,6 @@ class ReadmeTest(unittest.TestCase):
         for paragraph, title in cited:
             with self.subTest(section=title):
                 self.assertIn(title, sections, "no such section in docs/PERFORMANCE.md")
-                for number in re.findall(r"(?<![\w.])[+]?\d+\.\d+(?![\w.])", paragraph):
+                # 1.23, +0.29, and a ratio's 1.699 of 1.699x
+                for number in re.findall(r"(?<![\w.])[+]?\d+\.\d+(?=x?(?![\w.]))", paragraph):
                     self.assertIn(number, sections[title], "README quotes %s" % number)

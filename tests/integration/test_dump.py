@@ -50,8 +50,8 @@ class DumpTest(TempDirTest):
     def setUp(self):
         super().setUp()
         if not os.path.exists(SAMPLER):
-            self.skipTest("perfpy dump is in perfpy-sample, not built here (clang, bpftool, "
-                          "libbpf-dev, libdw-dev)")
+            self.skipTest("perfpy dump is in perfpy-sample, not built here (libbpf-dev, "
+                          "libdw-dev)")
         self.targets = []
 
     def tearDown(self):
@@ -124,6 +124,7 @@ class Deadlock(DumpTest):
                                    ("second", "waits for a", "second")):
             t = names[name]
             self.assertEqual(t["syscall"], "futex", (label, t))
+            self.assertEqual(t["wait"], "lock", (label, t))      # a profile's reason
             self.assertNotEqual(t["state"], "R", (label, t))
             kernel = [f["name"] for f in t["frames"] if f["kind"] == "kernel"]
             self.assertTrue(any("futex" in k for k in kernel), (label, kernel))
@@ -142,6 +143,7 @@ class Deadlock(DumpTest):
         # time.sleep: select() before 3.11 (glibc makes it pselect6), then clock_nanosleep
         sleep_calls = ("pselect6",) if py.version_info < (3, 11) else ("clock_nanosleep",)
         self.assertIn(main["syscall"], sleep_calls, (label, main))
+        self.assertEqual(main["wait"], "sleep", (label, main))
         top = python_frames(main)[0]
         self.assertEqual((top["name"], top["line"]), ("main", line_of(path, "the main thread sleeps")),
                          (label, top))
@@ -191,7 +193,7 @@ class Deadlock(DumpTest):
         self.assertRegex(p.stdout, r"Read with sample mode \(BPF\): the program was not "
                          r"stopped" if sample_mode_here() else
                          r"Read with ptrace: every thread stopped together for \d+\.\d+ ms")
-        self.assertRegex(p.stdout, r'(?m)^Thread \d+ \(waiting in futex\): "first"$')
+        self.assertRegex(p.stdout, r'(?m)^Thread \d+ \(waiting in futex: lock\): "first"$')
         self.assertRegex(p.stdout, r'(?m)^    first \(%s:%d\)$'
                          % (re.escape(DEADLOCK), line_of(DEADLOCK, "waits for b")))
 
@@ -207,6 +209,7 @@ class Deadlock(DumpTest):
                 self.assertEqual(p.returncode, 0, p.stderr)
                 t = threads_by_name(doc["processes"][0])["reader"]
                 self.assertEqual(t["syscall"], "read", t)
+                self.assertEqual(t["wait"], "I/O", t)
                 kernel = [f["name"] for f in t["frames"] if f["kind"] == "kernel"]
                 self.assertTrue(any(k in ("pipe_read", "ksys_read", "vfs_read") for k in kernel),
                                 kernel)

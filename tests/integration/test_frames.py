@@ -19,6 +19,7 @@ and a pyenv one (in the sid world: its Debian interpreters):
 - perfpy's own frames (its startup hook, the engine making trampolines)
   are hidden, and shown with --show-perfpy.
 """
+import glob
 import gzip
 import json
 import os
@@ -49,12 +50,26 @@ def frames_of(stack):
     return stack.split(";")
 
 
+def stripped(py):
+    """Whether the interpreter's executable or its libpython has no symbol
+    table (Debian's python3.11: perf cannot name its functions)."""
+    files = [py.real] + glob.glob(os.path.join(os.path.dirname(os.path.dirname(py.real)),
+                                               "lib", "libpython*.so.*"))
+    for path in files:
+        p = subprocess.run(["readelf", "-S", "--wide", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, universal_newlines=True)
+        if p.returncode == 0 and " .symtab " not in p.stdout:
+            return True
+    return False
+
+
 def interp_unnamed(frame, py):
     """An unnamed frame of the interpreter itself ([python3.11], [libpython3.13.so.1.0])."""
     return frame.startswith("[python") or frame.startswith("[libpython")
 
 
 class Frames(RecordTest):
+    verbose = True   # the tests read the accounting notes (-v)
 
     def report(self, data, fmt, out, *args):
         p = run([PERFPY, "report", "-q", "-f", fmt, "-o", out] + list(args) + ["--", data],
@@ -137,7 +152,9 @@ class Frames(RecordTest):
                 # one process: no process root
                 self.assertFalse([s for s in stacks if ROOT.match(frames_of(s)[0])])
                 # the def lines, from a saved -f perf recording
-                self.assertTrue(any(re.search(r"\bwork \(%s:\d+\)" % re.escape(ZLIB_WORK), s)
+                # (a collapsed file's label: the path relative to the program's directory)
+                self.assertTrue(any(re.search(r"\bwork \(%s:\d+\)"
+                                              % re.escape(os.path.basename(ZLIB_WORK)), s)
                                     for s in stacks), list(stacks)[:5])
                 # interpreter-internal unnamed frames: never between Python frames
                 for s in stacks:
@@ -149,10 +166,14 @@ class Frames(RecordTest):
                              "Python frames; %d bare [unknown] (%d cut stacks with no frame "
                              "left, %d frames in no mapping)"
                              % (py.label, unnamed, between, bare, empty, nodso))
-                if unnamed:
+                if stripped(py) and unnamed > nodso:
                     # Debian 12's python3.11 is stripped: perf's stacks have
                     # such frames between Python frames, and the folder took
-                    # them out (in the sid root perf names every frame)
+                    # them out (in the sid root perf names every frame). An
+                    # interpreter with its symbols may still leave a stray
+                    # frame unnamed (pyenv's 3.13.0 in CI runs: one in no
+                    # mapping, once one in its own text), never between
+                    # Python frames, which the loop above judges
                     self.assertGreater(between, 0)
                     self.assertTrue(any(interp_unnamed(f, py) for f in frames))
                 self.check_formats(py, script, bare)

@@ -54,7 +54,7 @@ class HostTest(TempDirTest):
     def setUp(self):
         super().setUp()
         if not os.path.exists(SAMPLER):
-            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+            self.skipTest("sample mode is not built here (libbpf-dev, libdw-dev)")
         if os.geteuid() != 0:
             self.skipTest("record -a needs root (or CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE)")
         self.script = self.write("service.py", SERVICE)

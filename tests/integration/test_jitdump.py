@@ -383,7 +383,7 @@ class JitdumpWithPerf(unittest.TestCase):
         """Negative: without unwinding data the stack ends at the first
         trampoline; foo is named, so the check is not vacuous. With libdw
         (perf 7) not even foo is named: libdw reports no frame in anonymous
-        memory (README, modes), which this checks too."""
+        memory (docs/modes.md), which this checks too."""
         for py in self.pythons:
             with self.subTest(python=py.label):
                 text = self.rec(py, "perfmap").script()
@@ -393,7 +393,7 @@ class JitdumpWithPerf(unittest.TestCase):
                 if support.perf_unwinder() == "libdw":
                     samples = support.perf_script_samples(text)
                     self.assertGreaterEqual(len(samples), 30)
-                    self.assertEqual(leaf, 0, "libdw named foo: README's modes section "
+                    self.assertEqual(leaf, 0, "libdw named foo: docs/modes.md "
                                      "says it cannot")
                     continue
                 self.assertGreaterEqual(leaf, 30)

@@ -1,14 +1,24 @@
 """The layers depend one way (STYLE.md habits 11 and 13, docs/architecture.md):
 
-    cli  ->  sample  ->  report  ->  output  ->  profile
-     (commands)  (BPF)    (perf.data   (writers)   (the model: frames, stacks,
-                           -> profile)              threads, samples)
+    cli  ->  report  ->  output  ->  profile
+     (perfpy's    (perf.data   (writers)   (the model: frames, stacks,
+      commands)    -> profile)              threads, samples; a sample as
+      |                                     its producers hand it over)
+      | (the request only)
+      v
+    sampler  ->  collect  ->  cpython  ->  native  ->  profile
+    (perfpy-     (BPF and     (a running  (/proc, symbols,
+     sample)      its loader)  CPython's   unwinding, the
+                               memory)     splice)
 
 Every include across folders names its folder ("profile/profile.h"), so the
 direction is read from the includes: the profile model includes no other
-layer, the writers only the model, the pipeline the writers and the model,
-sample mode the pipeline's sample type and the model; nothing but the
-commands includes the commands. A checker that never fails checks nothing:
+layer, the writers only the model, the pipeline the writers and the model;
+the readers of a running program each only those below it and the model,
+never the pipeline (a sample goes to the folder as the model's raw sample,
+profile/raw.h); perfpy-sample folds and writes with the pipeline; nothing
+but the commands includes the commands, and they include of perfpy-sample
+only what perfpy asks of it (sampler/request.h). A checker that never fails checks nothing:
 it is also run on a copy of the tree with one include pointing back up."""
 import os
 import re
@@ -24,9 +34,15 @@ ALLOWED = {
     "profile": set(),
     "output": {"profile", "perfpy"},
     "report": {"output", "profile", "perfpy"},
-    "sample": {"report", "profile", "perfpy"},
+    "collect": {"cpython", "native", "profile", "perfpy"},
+    "cpython": {"native", "profile", "perfpy"},
+    "native": {"profile", "perfpy"},
+    "sampler": {"collect", "cpython", "native", "report", "output", "profile", "perfpy"},
     "engine": {"perfpy"},
 }
+# what perfpy's commands may include of perfpy-sample's folder: what
+# perfpy asks of it, the request
+CLI_OF_SAMPLER = {"sampler/request.h"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -50,6 +66,8 @@ def back_includes(src):
                     bad.append((layer + "/" + name, inc))
                 elif top == "cli" and layer != "cli":
                     bad.append((layer + "/" + name, inc))
+                elif layer == "cli" and top == "sampler" and inc not in CLI_OF_SAMPLER:
+                    bad.append((layer + "/" + name, inc))
                 elif layer in ALLOWED and top != layer and top not in ALLOWED[layer]:
                     bad.append((layer + "/" + name, inc))
     return bad
@@ -67,7 +85,12 @@ class Layers(unittest.TestCase):
         for layer, name, inc in (("output", "out_collapsed.c", "report/report.h"),
                                  ("profile", "views.c", "output/output.h"),
                                  ("report", "fold.c", "cli/cli.h"),
-                                 ("profile", "samples.c", "../report/fold.h")):
+                                 ("profile", "samples.c", "../report/fold.h"),
+                                 ("sampler", "record.c", "cli/cli.h"),
+                                 ("cli", "cmd_top.c", "sampler/top_view.h"),
+                                 ("native", "splice.c", "report/fold.h"),
+                                 ("cpython", "pyread.c", "collect/collect_bpf.h"),
+                                 ("collect", "wall.c", "report/fold.h")):
             with self.subTest(layer=layer, include=inc):
                 tmp = tempfile.mkdtemp(prefix="perfpy-layers-")
                 try:

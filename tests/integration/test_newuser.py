@@ -117,8 +117,9 @@ echo "== end"
         self.assertEqual(len(svgs), 1, os.listdir(mine))
         with open(os.path.join(mine, svgs[0])) as f:
             svg = f.read()
-        self.assertIn("Parser.roundtrip (", svg)
-        self.assertIn("squeeze (", svg)
+        # the flame graph's frame table (each box's label is made from it)
+        self.assertIn('["Parser.roundtrip",', svg)
+        self.assertIn('["squeeze",', svg)
         self.open_in_chromium(os.path.join(mine, "app.html"), "squeeze")
         for m in re.finditer(r"([\d.]+)% of stacks truncated", p.stderr):
             self.assertLess(float(m.group(1)), 10.0, "stacks cut short:\n" + p.stderr[-3000:])

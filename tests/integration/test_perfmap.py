@@ -309,9 +309,9 @@ class PerfRecordTest(TempDirTest):
                             if any(support.strip_offset(f).startswith("py::foo:" + EXAMPLE)
                                    for f in s[1])]
                 if support.perf_unwinder() == "libdw":
-                    # libdw reports no frame in anonymous memory (README)
+                    # libdw reports no frame in anonymous memory (docs/modes.md)
                     self.assertGreater(len(samples), 50)
-                    self.assertEqual(with_foo, [], "libdw named foo: README says it cannot")
+                    self.assertEqual(with_foo, [], "libdw named foo: docs/modes.md says it cannot")
                     continue
                 self.assertGreater(len(py_samples), 50)
                 self.assertGreaterEqual(len(with_foo) / len(py_samples), 0.5,

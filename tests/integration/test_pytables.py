@@ -1,4 +1,4 @@
-"""The structure offsets compiled into perfpy (src/sample/pytables.c,
+"""The structure offsets compiled into perfpy (src/cpython/pytables.c,
 made by scripts/gen-pytables) against the headers of every interpreter of
 the build: for each, both flavours from 3.13 (with the GIL, and built with
 Py_GIL_DISABLED), every field's value and where _Py_DebugOffsets publishes
@@ -38,7 +38,7 @@ def entry_for(tables, version_hex, free_threaded):
 class CompiledTables(unittest.TestCase):
     def setUp(self):
         if not os.path.exists(SAMPLER):
-            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+            self.skipTest("sample mode is not built here (libbpf-dev, libdw-dev)")
 
     def test_tables_agree_with_every_interpreters_headers(self):
         tables = compiled()

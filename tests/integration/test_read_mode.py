@@ -82,20 +82,28 @@ def stacks_of(path):
         return [(s, int(n)) for s, n in (l.rsplit(" ", 1) for l in f.read().splitlines())]
 
 
+def as_nobody_setup(test, *more):
+    """A read-mode test's setUp: skipped without perfpy-sample or without
+    root and setpriv; test.root the clone (or a copy, with the paths more)
+    nobody can run, test.perfpy its perfpy, test.tmp writable by nobody."""
+    if not os.path.exists(SAMPLER):
+        test.skipTest("read mode is in perfpy-sample, not built here (libbpf-dev, "
+                      "libdw-dev)")
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        test.skipTest("needs root, to run as user nobody")
+    test.root = tree_for_others(test.tmp, os.path.relpath(PERFPY, ROOT),
+                                os.path.relpath(SAMPLER, ROOT),
+                                os.path.relpath(LIBDIR, ROOT),
+                                *(os.path.relpath(m, ROOT) for m in more))
+    test.perfpy = os.path.join(test.root, os.path.relpath(PERFPY, ROOT))
+    os.chmod(test.tmp, 0o777)      # nobody writes its profile here
+
+
 class ReadMode(TempDirTest):
 
     def setUp(self):
         super().setUp()
-        if not os.path.exists(SAMPLER):
-            self.skipTest("read mode is in perfpy-sample, not built here (clang, bpftool, "
-                          "libbpf-dev, libdw-dev)")
-        if os.geteuid() != 0 or not shutil.which("setpriv"):
-            self.skipTest("needs root, to run as user nobody")
-        self.root = tree_for_others(self.tmp, os.path.relpath(PERFPY, ROOT),
-                                    os.path.relpath(SAMPLER, ROOT),
-                                    os.path.relpath(LIBDIR, ROOT))
-        self.perfpy = os.path.join(self.root, os.path.relpath(PERFPY, ROOT))
-        os.chmod(self.tmp, 0o777)      # nobody writes its profile here
+        as_nobody_setup(self)
 
     def record(self, args, program, as_nobody=True, timeout=300):
         out = os.path.join(self.tmp, "out-%d.txt" % len(os.listdir(self.tmp)))
@@ -136,7 +144,7 @@ class ReadMode(TempDirTest):
         os.chmod(app, 0o644)
         counts, cpu = {}, {}
         for what in ("sleep", "spin"):
-            p, out = self.record(["-r", "99"], [py.path, app, what])
+            p, out = self.record(["-v", "-r", "99"], [py.path, app, what])
             self.assertEqual(p.returncode, 0, p.stderr[-2000:])
             stacks = stacks_of(out)
             counts[what] = (sum(n for s, n in stacks if re.search(r"(^|;)busy \(", s)),
@@ -196,7 +204,7 @@ class ReadMode(TempDirTest):
             self.skipTest("no interpreter user nobody can run")
         app = self.write("parent.py", CHILD)
         os.chmod(app, 0o644)
-        p, out = self.record(["-r", "199"], [py.path, app])
+        p, out = self.record(["-v", "-r", "199"], [py.path, app])
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
         stacks = stacks_of(out)
         child = sum(n for s, n in stacks if re.search(r"(^|;)child_work \(", s))

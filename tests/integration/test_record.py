@@ -58,10 +58,15 @@ class RecordTest(TempDirTest):
         self.rectmp = os.path.join(self.tmp, "rec")
         os.mkdir(self.rectmp)
 
+    # -v: the summary's accounting notes too, which tests of the figures
+    # read (the default summary is judged in test_summary_quiet)
+    verbose = False
+
     def record(self, args, program, timeout=600, env=None):
         full_env = {"TMPDIR": self.rectmp, "PERFPY": None, "PYTHONPERFSUPPORT": None}
         full_env.update(env or {})
-        p = run([PERFPY, "record"] + list(args) + ["--"] + list(program),
+        p = run([PERFPY, "record"] + ["-v"] * self.verbose + list(args) + ["--"] +
+                list(program),
                 env=full_env, timeout=timeout)
         self.own(*[int(x) for x in re.findall(r"^pid (\d+)$", p.stdout, re.M)])
         return p
@@ -467,6 +472,20 @@ class UnnamedCode(RecordTest):
 
 
 SAMPLER = os.path.join(os.path.dirname(PERFPY), "perfpy-sample")
+
+
+class WallTest(RecordTest):
+    """A test of wall-clock mode (record --idle): skipped where sample
+    mode is not built or BPF is not ours."""
+    verbose = True
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.exists(SAMPLER):
+            self.skipTest("sample mode is not built here (libbpf-dev, libdw-dev)")
+        if os.geteuid() != 0:
+            self.skipTest("wall-clock mode needs root (or CAP_BPF and CAP_PERFMON)")
+
 # sample mode labels each frame with its executing line: the calls, and
 # foo's loop (lines 3-4), never foo's def line
 SAMPLE_CHAIN = [r"<module> \([^;]*example\.py:15\)", r"baz \([^;]*example\.py:11\)",
@@ -513,11 +532,12 @@ class SampleMode(RecordTest):
     stacks whole on every interpreter, foo's def line, the program's exit
     status passed on. Negative: without privileges, one message and nothing
     written."""
+    verbose = True   # the tests read the accounting notes (-v)
 
     def setUp(self):
         super().setUp()
         if not os.path.exists(SAMPLER):
-            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+            self.skipTest("sample mode is not built here (libbpf-dev, libdw-dev)")
 
     @needs_perf
     def test_whole_stacks_with_nothing_installed(self):
@@ -702,7 +722,8 @@ class SampleMode(RecordTest):
         full_env.pop("PERFPY", None)
         full_env.update(env or {})
         out = self.out("churn-stopped-%s.txt" % py.label)
-        p = subprocess.Popen([PERFPY, "record", "--mode", "sample", "-f", "collapsed", "-o", out,
+        p = subprocess.Popen([PERFPY, "record", "-v", "--mode", "sample", "-f", "collapsed",
+                              "-o", out,
                               "--", py.path, os.path.join(PROGRAMS, "code_churn.py"), "50",
                               "0.005", "wait"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, universal_newlines=True, env=full_env)

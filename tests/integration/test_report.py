@@ -141,11 +141,12 @@ class ReportFormats(TempDirTest):
         self.assertGreater(foo, 0, "no sample in foo (example.py:1):\n%s" % "\n".join(list(stacks)[:20]))
         self.assertRegex(p.stderr, r"top Python functions by own time")
         self.assertRegex(p.stderr, r"\d+\.\d%\s+\d+\.\d%\s+foo \(")
-        # flamegraph: well-formed XML that names foo
+        # flamegraph: well-formed XML whose box labels name foo (its file
+        # below the script's directory; the full path is the tooltip's)
         root = ET.parse(outs["flamegraph"][0]).getroot()
         self.assertTrue(root.tag.endswith("svg"))
-        titles = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}title")]
-        self.assertTrue(any(t.startswith("foo (") for t in titles))
+        texts = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")]
+        self.assertTrue(any(t.startswith("foo (example.py:1)") for t in texts), texts[:40])
         # perf: a perf.data file perf itself reads
         with open(outs["perf"][0], "rb") as f:
             self.assertEqual(f.read(8), b"PERFILE2")
@@ -162,6 +163,8 @@ class ReportFormats(TempDirTest):
         h = run(["node", os.path.join(JS, "check-html.js"), outs["html"][0], "--expect", "foo"],
                 timeout=180)
         self.assertEqual(h.returncode, 0, h.stdout + h.stderr)
+        # the tooltip: the full path
+        self.assertIn("foo (%s:1) (" % EXAMPLE, json.loads(h.stdout)["tip"])
 
 
 class ReadableDeep(TempDirTest):

@@ -15,11 +15,12 @@ PYFRAME = re.compile(r"(^|;)[^;]+ \([^;()]*:\d+\)(;|$)")
 
 
 class SampleStacks(RecordTest):
+    verbose = True   # the tests read the accounting notes (-v)
 
     def setUp(self):
         super().setUp()
         if not os.path.exists(SAMPLER):
-            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+            self.skipTest("sample mode is not built here (libbpf-dev, libdw-dev)")
         if os.geteuid() != 0:
             self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
 

@@ -24,6 +24,7 @@ from support import (BUILD, LIBDIR, PERFPY, ROOT, TempDirTest, interpreters, not
 SAMPLER = os.path.join(BUILD, "perfpy-sample")
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 TARGET = os.path.join(ROOT, "tests", "integration", "programs", "top_target.py")
+PARTS = os.path.join(ROOT, "tests", "integration", "programs", "wall_parts.py")
 # a row of the functions table: "  97.0%  100.0%       24       24  hot_function (...)"
 HOW = {"sample": "sample mode (BPF, 99 Hz", "read": "read mode (no root"}
 ROW = re.compile(r"^ *([\d.]+)% +([\d.]+)% +(\d+) +(\d+)  (.*)$")
@@ -80,7 +81,7 @@ class Tmux:
 
     made = 0
 
-    def __init__(self, test, cols, rows, args):
+    def __init__(self, test, cols, rows, args, prefix=(), perfpy=PERFPY):
         Tmux.made += 1
         self.dir = os.path.join(test.tmp, "tmux-%d" % Tmux.made)
         os.makedirs(self.dir)
@@ -91,7 +92,7 @@ class Tmux:
             f.write("#!/bin/sh\ncd %s\ntrap true INT\nstty -a > before\n"
                     "sh -c 'echo $$ > pid; exec \"$@\"' sh %s top %s\n"
                     "echo $? > rc.new; mv rc.new rc\nstty -a > after\nsleep 600\n"
-                    % (self.dir, PERFPY, " ".join(args)))
+                    % (self.dir, " ".join(list(prefix) + [perfpy]), " ".join(args)))
         os.chmod(script, 0o755)
         self.t0 = time.monotonic()
         self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "top", "-x", str(cols),
@@ -135,6 +136,14 @@ class Tmux:
 
     def close(self):
         run(["tmux", "-L", self.socket, "kill-server"], timeout=30)
+
+    def quit(self, test, wait=5):
+        """q: top ends with status 0 within wait s, the terminal as before."""
+        self.keys("q")
+        rc, took = self.ended(wait)
+        test.assertEqual(rc, 0)
+        test.assertEqual(self.file("after"), self.file("before"))
+        return took
 
 
 def hot_first(screen, name="hot_function "):
@@ -222,10 +231,7 @@ class Terminal(TopTest):
             self.assertLessEqual(len(screen), 8)
             self.assertTrue(all(len(l) <= 40 for l in screen), screen)
             self.assertTrue(screen[0].startswith("perfpy top: process"), screen)
-            t.keys("q")
-            rc, took = t.ended(5)
-            self.assertEqual(rc, 0)
-            self.assertEqual(t.file("after"), t.file("before"))
+            t.quit(self)
         finally:
             t.close()
 
@@ -388,12 +394,16 @@ class Plain(TopTest):
                     total += int(r.group(3))
             self.assertGreater(total, 0, text)
             shares[idle] = {name: 100.0 * n / total for name, n in own.items()}
-            # every row (--rows 0): a reason owns no sample of its own, so in
-            # the first 20 rows, ranked by own share, functions that own a
-            # little may leave no reason at all
+            # every row (--rows 0): the reasons are there with --idle, and
+            # first in each table (a reason owns no sample of its own: by own
+            # share it ranked below every function, off the first screen)
             reasons = [r.group(5) for _, rows in got[1:4] for r in rows
                        if r.group(5).startswith("[off-CPU: ")]
             self.assertEqual(bool(reasons), idle, text)
+            for _, rows in got[1:4]:
+                kinds = [r.group(5).startswith("[off-CPU: ") for r in rows]
+                self.assertEqual(kinds, sorted(kinds, reverse=True),
+                                 [r.group(0) for r in rows][:30])
         note("wall_parts, own share over 3 intervals, --idle: doze %.1f%%, drain %.1f%%, "
              "queue_wait %.1f%%, crunch %.1f%%; CPU time: doze %.1f%%, crunch %.1f%%" %
              (shares[True].get("doze", 0), shares[True].get("drain", 0),
@@ -461,11 +471,12 @@ class BadInput(TopTest):
                              "perfpy top: --rows takes how many functions each plain table "
                              "shows (0: all; at most 1000000), not '%s'" % bad)
 
-    def test_idle_in_read_mode(self):
-        p = run([PERFPY, "top", "--idle", "--mode", "read", "-p", str(os.getpid())])
+    def test_async_in_read_mode(self):
+        """(--idle in read mode is watched: ReadModeWithoutRoot.)"""
+        p = run([PERFPY, "top", "--async", "--mode", "read", "-p", str(os.getpid())])
         self.assertEqual(p.returncode, 2)
         self.assertEqual(p.stdout, "")
-        self.assertIn("--idle needs sample mode", p.stderr.splitlines()[0])
+        self.assertIn("--async needs sample mode", p.stderr.splitlines()[0])
 
 
 class ReadModeWithoutRoot(TempDirTest):
@@ -485,9 +496,10 @@ class ReadModeWithoutRoot(TempDirTest):
             self.skipTest("no interpreter user nobody can run")
         clone = tree_for_others(self.tmp, os.path.relpath(PERFPY, ROOT),
                                 os.path.relpath(SAMPLER, ROOT), os.path.relpath(LIBDIR, ROOT),
-                                os.path.relpath(TARGET, ROOT))
+                                os.path.relpath(TARGET, ROOT), os.path.relpath(PARTS, ROOT))
         self.perfpy = os.path.join(clone, os.path.relpath(PERFPY, ROOT))
         self.prog = os.path.join(clone, os.path.relpath(TARGET, ROOT))
+        self.parts = os.path.join(clone, os.path.relpath(PARTS, ROOT))
         os.chmod(self.tmp, 0o777)
         self.targets = []
 
@@ -510,11 +522,60 @@ class ReadModeWithoutRoot(TempDirTest):
         self.assertGreaterEqual(len(got), 3, text)
         self.assertIn("(" + HOW["read"], text.split("\n")[0])
         self.assertTrue(got[1][1][0].group(5).startswith("hot_function "), text)
-        p = run(NOBODY + [self.perfpy, "top", "-p", str(roots.pid)], timeout=60)
+        self.refused_in_one_line([], roots.pid)
+        self.assertIsNone(own.poll())
+        self.assertIsNone(roots.poll())
+
+    def refused_in_one_line(self, args, pid):
+        """perfpy top ARGS -p PID as nobody, of root's process: one line."""
+        p = run(NOBODY + [self.perfpy, "top"] + args + ["-p", str(pid)], timeout=60)
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertEqual(p.stdout, "")
         self.assertRegex(p.stderr, r"^perfpy: cannot read the memory of the process %d: not "
-                         r"permitted" % roots.pid)
+                         r"permitted" % pid)
         self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+
+    def test_idle_in_read_mode_its_own_process_and_roots_refused(self):
+        """--idle without BPF: read mode (auto), said in the view's first
+        line; top_target's napper sleeps 60 s at a time, so its sleep is in
+        every interval. The twin: root's process, one line, exit 1."""
+        own = subprocess.Popen(NOBODY + [self.py, self.prog, os.path.join(self.tmp, "own")])
+        roots = subprocess.Popen([self.py, self.prog, os.path.join(self.tmp, "root")])
+        self.targets += [own, roots]
+        time.sleep(1.0)
+        rc, err, text = Plain.watch(self, ["--idle", "-p", str(own.pid)], 3, NOBODY,
+                                    self.perfpy)
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(text.split("\n")[0], r"\(read mode \(no root.*wall clock")
+        got = tables(text)
+        self.assertGreaterEqual(len(got), 3, text)
+        for counts, rows in got[1:3]:
+            names = [r.group(5).split(" (")[0] for r in rows]
+            self.assertIn("napper", names, text)
+            self.assertIn("[off-CPU: sleep]", names, text)
+        self.refused_in_one_line(["--idle"], roots.pid)
         self.assertIsNone(own.poll())
         self.assertIsNone(roots.poll())
+
+    def test_idle_in_a_terminal_shows_each_reason(self):
+        """In tmux (200x50), as nobody: top --idle of wall_parts (CPU work,
+        a sleep, a pipe read, a lock wait, a helper waiting on a queue),
+        sorted by total, shows each reason as a row; q ends it."""
+        if not shutil.which("tmux"):
+            self.fail("tmux is missing (scripts/deps.sh --tests installs it)")
+        t = Tmux(self, 200, 50, ["--idle", "--", self.py, self.parts, "100000"], NOBODY,
+                 self.perfpy)
+        want = ("[off-CPU: sleep]", "[off-CPU: I/O]", "[off-CPU: lock]")
+        try:
+            t.wait_for(lambda: any(l.startswith(HOW["read"]) for l in t.screen()), 10,
+                       "read mode's line")
+            self.assertIn("wall clock", t.screen()[1])
+            t.keys("t")
+            screen = t.wait_for(lambda: (lambda s: s if all(any(l.endswith(w) for l in s)
+                                                               for w in want) else None)(
+                                             t.screen()), 10, "each reason a row")
+            note("top --idle as nobody in tmux: %s" % "; ".join(
+                l.strip() for l in screen if "[off-CPU" in l))
+            t.quit(self)
+        finally:
+            t.close()

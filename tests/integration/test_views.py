@@ -5,6 +5,7 @@ cannot be read listed, never fatal), the table for terminals and logs, and
 import json
 import os
 import re
+import shutil
 
 from support import interpreters, needs_perf, note, run
 from test_record import HOT_LINE, SAMPLER, RecordTest
@@ -30,7 +31,7 @@ class Heatmap(RecordTest):
 
     def needs_sample_mode(self):
         if not os.path.exists(SAMPLER):
-            self.skipTest("sample mode is not built here (clang, bpftool, libbpf-dev)")
+            self.skipTest("sample mode is not built here (libbpf-dev, libdw-dev)")
         if os.geteuid() != 0:
             self.skipTest("sample mode needs root (or CAP_BPF and CAP_PERFMON)")
 
@@ -95,8 +96,9 @@ class Table(RecordTest):
     @needs_perf
     def test_table_ranks_the_hot_function_first(self):
         """-f table -o -: the header, then work() first with at least 70% of
-        the samples as its own (the rest: the interpreter starting), the own
-        shares of the rows adding up to at most 100%."""
+        the samples as its own (the rest: the interpreter starting), named
+        with its file below the script's directory, the own shares of the
+        rows adding up to at most 100%."""
         for py in interpreters():
             with self.subTest(py=py.label):
                 prog = self.write("t.py", HOT_LINE)
@@ -108,7 +110,9 @@ class Table(RecordTest):
                 self.assertRegex(lines[head + 1], r"own%\s+self%\s+total%\s+own s\s+total s\s+function")
                 row = lines[head + 2].split()
                 note("%s: %s" % (py.label, lines[head + 2].strip()))
-                self.assertTrue(row[5] == "work" and row[6].startswith("(" + prog), row)
+                # its file below the script's directory (sys.path[0])
+                self.assertTrue(row[5] == "work" and
+                                row[6].startswith("(%s:" % os.path.basename(prog)), row)
                 self.assertGreaterEqual(float(row[0].rstrip("%")), 70.0)
                 own = sum(float(l.split()[0].rstrip("%")) for l in lines[head + 2:]
                           if l.startswith("  ") and "%" in l)
@@ -176,6 +180,38 @@ class Diff(RecordTest):
                 # against itself: no change at all
                 rows, text = self.diff(b, b)
                 self.assertEqual(max(abs(r[0]) for r in rows.values()), 0.0, text[:1500])
+
+    @needs_perf
+    def test_two_checkouts_compare_as_perfpy_files(self):
+        """The program in two checkouts (two directories), K=1 in one and
+        K=2 in the other, recorded as perfpy's own files: diff matches f, g
+        and h by their path below the script's directory, so each is one
+        row with a share on both sides, f the top change upwards. (Matched
+        by full path, each function was two rows, one side 0%.)"""
+        py = interpreters()[-1]
+        outs, shares = [], []
+        for k, where in ((1, "before"), (2, "after")):
+            src = os.path.join(self.tmp, where, "app")
+            os.makedirs(src)
+            shutil.copy(DOUBLED, src)
+            out = self.out("%s.perfpy.gz" % where)
+            mode = (["--mode", "sample"] if os.geteuid() == 0 and os.path.exists(SAMPLER)
+                    else [])
+            p = self.record(mode + ["-r", "999", "-f", "perfpy", "-o", out],
+                            [py.path, os.path.join(src, "doubled.py"), str(k)])
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            shares.append({m.group(1): float(m.group(2)) * 100
+                           for m in re.finditer(r"(\w) ([0-9.]+)", p.stdout)})
+            outs.append(out)
+        rows, text = self.diff(outs[0], outs[1], "--top", "100000")
+        note("%s, two checkouts: f %+.1f points (the program says %+.1f)" % (
+            py.label, rows.get("f", (0,))[0], shares[1]["f"] - shares[0]["f"]))
+        for name in "fgh":
+            self.assertIn(name, rows, text[:1500])
+            self.assertGreater(rows[name][1], 0, (name, text[:1500]))
+            self.assertGreater(rows[name][2], 0, (name, text[:1500]))
+        self.assertEqual(text.splitlines()[2].split()[6], "f", text[:1500])
+        self.assertAlmostEqual(rows["f"][0], shares[1]["f"] - shares[0]["f"], delta=3.0)
 
     @needs_perf
     def test_two_runs_of_one_program_and_pprof(self):

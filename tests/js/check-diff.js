@@ -12,18 +12,22 @@ const { withPage } = require('./local-page');
   const args = process.argv.slice(2);
   const shot = args.indexOf('--screenshot') >= 0 ? args[args.indexOf('--screenshot') + 1] : null;
   await withPage(args[0], async (page, errors) => {
-    const fills = await page.$$eval('#ppfg g.f rect', rs => rs.map(r => r.getAttribute('fill')));
+    const fills = await page.$$eval('#ppbox rect', rs => rs.map(r => r.getAttribute('fill')));
     // deep enough to see: a change of a tenth of the largest or more
-    const rgb = f => (/rgb\((\d+),(\d+),(\d+)\)/.exec(f) || []).slice(1).map(Number);
+    const rgb = f => (/^#(..)(..)(..)$/.exec(f) || []).slice(1).map(x => parseInt(x, 16));
     const red = fills.filter(f => { const c = rgb(f); return c[0] === 255 && c[1] < 210; }).length;
     const blue = fills.filter(f => { const c = rgb(f); return c[2] === 255 && c[0] < 200; }).length;
     const rows = await page.$$eval('#changes tbody tr', trs => trs.slice(0, 5).map(t => t.innerText.replace(/\t/g, ' | ')));
-    const box = page.locator('#ppfg g.f').nth(1);
+    const box = page.locator('#ppbox rect').nth(1);
     let zoomed = false;
     if (await box.count()) {
-      await box.click();
-      const w = await box.locator('rect').getAttribute('width');
-      zoomed = Math.abs(parseFloat(w) - 1180) < 1;
+      await box.click({ force: true });
+      zoomed = await page.evaluate(() => {
+        const b = document.getElementById('ppbox'), r = b.querySelectorAll('rect')[1];
+        const scale = document.getElementById('ppfg').getBoundingClientRect().width / 1200;
+        return b.getAttribute('viewBox').split(' ')[2] === r.getAttribute('width') &&
+               Math.abs(r.getBoundingClientRect().width - b.width.baseVal.value * scale) < 1;
+      });
       await page.evaluate(() => window.perfpyFlame && window.perfpyFlame.reset());
     }
     if (shot) await page.screenshot({ path: shot });

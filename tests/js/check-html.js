@@ -3,7 +3,7 @@
 // the system's /usr/bin/chromium; no browser download) and checks what a
 // person would: no console error or page error, the text TEXT visible, the
 // function table filled, zoom and search working. Optionally saves a
-// screenshot.
+// screenshot. The tooltip of the box zoomed on is printed (its full path).
 //   node check-html.js FILE.html [--expect TEXT] [--screenshot OUT.png]
 'use strict';
 const fs = require('fs');
@@ -38,14 +38,27 @@ const { chromium } = require('playwright-core');
     const rows = await page.locator('#funcs tbody tr').count();
     const re = new RegExp('^' + expect + ' \\(');
     const visible = await page.locator('#funcs td', { hasText: re }).first().isVisible() &&
-                    await page.locator('#ppfg g.f text', { hasText: re }).first().isVisible();
-    // zoom on the first box named TEXT, then search for it
-    const box = page.locator('#ppfg g.f', { has: page.locator('title', { hasText: new RegExp('^' + expect + ' \\(') }) }).first();
-    let zoomed = false;
-    if (await box.count()) {
-      await box.click();
-      const w = await box.locator('rect').getAttribute('width');
-      zoomed = Math.abs(parseFloat(w) - 1180) < 1;
+                    await page.locator('#pplabels text', { hasText: re }).first().isVisible();
+    // zoom on the first box labelled TEXT (a click where its label is: the
+    // label lets the pointer through to the box), then search for it
+    const text = page.locator('#pplabels text', { hasText: re }).first();
+    let zoomed = false, tip = null;
+    if (await text.count()) {
+      const at = await text.boundingBox();
+      await page.mouse.move(at.x + 2, at.y + at.height / 2);
+      tip = await page.evaluate(() => (document.querySelector('#ppbox rect title') || {}).textContent || null);
+      await page.mouse.click(at.x + 2, at.y + at.height / 2);
+      // the box clicked now spans the graph: the viewBox is its samples
+      zoomed = await page.evaluate(() => {
+        const box = document.getElementById('ppbox'), vb = box.getAttribute('viewBox').split(' ');
+        const r = [].slice.call(box.querySelectorAll('rect')).find(x =>
+          x.getAttribute('x') === vb[0] && x.getAttribute('width') === vb[2]);
+        if (!r) return false;
+        // the graph's width in the page: the boxes' viewport, scaled as the page scales it
+        const svg = document.getElementById('ppfg'), scale = svg.getBoundingClientRect().width / 1200;
+        const w = box.width.baseVal.value * scale;
+        return Math.abs(r.getBoundingClientRect().width - w) < 1 && r.hasAttribute('data-f');
+      });
       await page.locator('#reset').click();
     }
     await page.fill('#q', '^' + expect + ' ');
@@ -53,9 +66,9 @@ const { chromium } = require('playwright-core');
     const tableAfterSearch = await page.locator('#funcs tbody tr').count();
     await page.fill('#q', '');
     if (shot) await page.screenshot({ path: shot, fullPage: false });
-    const result = { rows, visible, zoomed, matched, tableAfterSearch, errors };
+    const result = { rows, visible, zoomed, tip, matched, tableAfterSearch, errors };
     console.log(JSON.stringify(result));
-    const ok = !errors.length && visible && rows > 0 && zoomed && /Matched: [1-9]/.test(matched || '') && tableAfterSearch >= 1;
+    const ok = !errors.length && visible && rows > 0 && zoomed && re.test(tip || '') && /Matched: [1-9]/.test(matched || '') && tableAfterSearch >= 1;
     process.exitCode = ok ? 0 : 1;
   } finally {
     if (browser) await browser.close();

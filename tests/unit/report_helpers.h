@@ -32,16 +32,35 @@ static inline void fold_text(pp_profile *p, const char *text, const pp_fold_opts
     pp_fold_close(f);
 }
 
-/* The profile as collapsed lines (malloc'ed). */
+/* The profile as collapsed lines (malloc'ed), each frame by its own label:
+ * the full paths the folder made (the collapsed writer shows them relative
+ * to their sys.path entry, paths.c), in the writer's order and format. */
 static inline char *collapsed_of(const pp_profile *p)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);
-    if (!m || pp_write_collapsed(p, m, NULL) != 0) {
-        fprintf(stderr, "collapsed writer failed\n");
+    uint32_t *order = pp_profile_stack_order(p);
+
+    if (!m || !order) {
+        fprintf(stderr, "out of memory\n");
         exit(1);
     }
+    for (uint32_t i = 0; i < p->nstacks; i++) {
+        const pp_stack *s = &p->stacks[order[i]];
+        uint64_t v = pp_stack_value(p, s);
+        if (!v)
+            continue;
+        for (uint32_t d = 0; d < s->depth; d++) {
+            const char *l = p->frames[pp_stack_ids(p, s)[d]].label;
+            if (d)
+                fputc(';', m);
+            for (; *l; l++)
+                fputc(*l == ';' ? ':' : *l, m);
+        }
+        fprintf(m, " %llu\n", (unsigned long long)v);
+    }
+    free(order);
     fclose(m);
     return buf;
 }

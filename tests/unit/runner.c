@@ -80,6 +80,29 @@ void *test_exact_copy(const void *buf, size_t n)
     return memcpy(copy, buf, n);
 }
 
+int test_first_diff(const char *got, const char *want, const char **g, int *gn, const char **w,
+                    int *wn)
+{
+    int line = 1;
+
+    if (!strcmp(got, want))
+        return 0;
+    for (;;) {
+        size_t a = strcspn(got, "\n"), b = strcspn(want, "\n");
+
+        if (!*got || !*want || a != b || strncmp(got, want, a) != 0) {
+            *g = *got ? got : "(none)";
+            *gn = *got ? (int)a : 6;
+            *w = *want ? want : "(none)";
+            *wn = *want ? (int)b : 6;
+            return line;
+        }
+        got += a + (got[a] != '\0');
+        want += b + (want[b] != '\0');
+        line++;
+    }
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag,
                     struct FTW *ftw)
 {

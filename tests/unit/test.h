@@ -45,6 +45,11 @@ void test_each_python(void (*fn)(const test_python *py, const char *dir), int mi
  * hostile input: an over-read leaves the block and ASan sees it). */
 void *test_exact_copy(const void *buf, size_t n);
 
+/* The first line (from 1) where two texts differ, and that line of each
+ * (*g, *w, their lengths *gn, *wn; "(none)" past an end); 0 when equal. */
+int test_first_diff(const char *got, const char *want, const char **g, int *gn, const char **w,
+                    int *wn);
+
 #define TEST(name)                                                        \
     static void test_##name(void);                                        \
     __attribute__((constructor)) static void test_reg_##name(void)        \
@@ -133,6 +138,17 @@ void *test_exact_copy(const void *buf, size_t n);
             if (a_[i_] != b_[i_])                                         \
                 TEST_FAIL_("%s == %s: byte %zu is 0x%02x vs 0x%02x", #a,  \
                            #b, i_, a_[i_], b_[i_]);                       \
+    } while (0)
+
+/* A text (lines) against the one it should be: the first line that
+ * differs, then both whole. */
+#define ASSERT_SAME_TEXT(what, got, want)                                 \
+    do {                                                                  \
+        const char *g_ = (got), *w_ = (want), *gl_, *wl_;                 \
+        int gn_, wn_, l_ = test_first_diff(g_, w_, &gl_, &gn_, &wl_, &wn_); \
+        if (l_)                                                           \
+            TEST_FAIL_("%s: line %d is \"%.*s\", want \"%.*s\"\n--- got\n%s--- want\n%s", \
+                       (what), l_, gn_, gl_, wn_, wl_, g_, w_);           \
     } while (0)
 
 /* rc is 0 or a negative errno. */

@@ -12,12 +12,21 @@
 #include "test.h"
 
 #if PP_UNWIND
-#include "sample/codename.h"
-#include "sample/pytables.h"
+#include "collect/codename.h"
+#include "cpython/pytables.h"
 
 #include <errno.h>
 
 #define NO_PID 0x3ffffff0       /* a pid no process has: nothing is read */
+
+/* The memory of NO_PID: every read fails. */
+static const pp_mem *no_process(void)
+{
+    static pp_mem m;
+
+    m = pp_mem_of_pid(NO_PID);
+    return &m;
+}
 
 static pp_py_offsets layout(void)
 {
@@ -127,16 +136,16 @@ TEST(codename_names_the_object_copied_and_only_it)
     pp_pycode *c;
 
     ASSERT_EQ_INT(pp_pycode_open(&c), 0);
-    ASSERT_EQ_INT(pp_codename_take(c, exact, sizeof(*r), &o, NULL), 0);
-    ASSERT_EQ_INT(pp_codename_take(c, exact, sizeof(*r), &o, NULL), 0);     /* a second copy */
-    e = pp_pycode_get(c, NO_PID, &o, NULL, &id);          /* no process: from the copy */
+    ASSERT_EQ_INT(pp_codename_take(c, no_process(), exact, sizeof(*r), &o, NULL), 0);
+    ASSERT_EQ_INT(pp_codename_take(c, no_process(), exact, sizeof(*r), &o, NULL), 0);     /* a second copy */
+    e = pp_pycode_get(c, no_process(), &o, NULL, &id);          /* no process: from the copy */
     ASSERT_EQ_STR(e->qualname, "gen_1000");
     ASSERT_EQ_STR(e->file, "/srv/app/gen.py");
     ASSERT_EQ_INT(e->def_line, 17);
     ASSERT_EQ_INT((long)e->table_len, 4);
     ASSERT_EQ_MEM(e->table, r->table, 4);
     other.fields.name_id = 1001;                          /* another name at that address */
-    ASSERT_EQ_STR(pp_pycode_get(c, NO_PID, &o, NULL, &other)->qualname, "");
+    ASSERT_EQ_STR(pp_pycode_get(c, no_process(), &o, NULL, &other)->qualname, "");
     ASSERT_EQ_INT(pp_pycode_stats_of(c).named, 1);
     ASSERT_EQ_INT(pp_pycode_stats_of(c).copied, 1);
     ASSERT_EQ_INT(pp_pycode_stats_of(c).freed, 1);
@@ -154,9 +163,9 @@ TEST(codename_keeps_a_cut_copy_when_the_object_is_gone)
 
     r->table_len = 5000;                                  /* 4 of 5000 bytes copied */
     ASSERT_EQ_INT(pp_pycode_open(&c), 0);
-    ASSERT_EQ_INT(pp_codename_take(c, r, sizeof(*r), &o, NULL), 0);
-    ASSERT_EQ_STR(pp_pycode_get(c, NO_PID, &o, NULL, &id)->qualname, "gen_1001");
-    ASSERT_EQ_INT((long)pp_pycode_get(c, NO_PID, &o, NULL, &id)->table_len, 4);
+    ASSERT_EQ_INT(pp_codename_take(c, no_process(), r, sizeof(*r), &o, NULL), 0);
+    ASSERT_EQ_STR(pp_pycode_get(c, no_process(), &o, NULL, &id)->qualname, "gen_1001");
+    ASSERT_EQ_INT((long)pp_pycode_get(c, no_process(), &o, NULL, &id)->table_len, 4);
     ASSERT_EQ_INT(pp_pycode_stats_of(c).copied, 1);
     pp_pycode_close(c);
     printf("    a cut table, its process gone: the copy's 4 bytes kept\n");
@@ -173,21 +182,21 @@ TEST(codename_refuses_what_is_no_copy)
     void *exact;
 
     ASSERT_EQ_INT(pp_pycode_open(&c), 0);
-    ASSERT_EQ_INT(pp_codename_take(c, r, sizeof(*r) - 1, &o, NULL), -EINVAL);
+    ASSERT_EQ_INT(pp_codename_take(c, no_process(), r, sizeof(*r) - 1, &o, NULL), -EINVAL);
     r->name.state &= ~(uint32_t)o.str_compact_mask;
-    ASSERT_EQ_INT(pp_codename_take(c, r, sizeof(*r), &o, NULL), -EINVAL);
+    ASSERT_EQ_INT(pp_codename_take(c, no_process(), r, sizeof(*r), &o, NULL), -EINVAL);
     r->name.state |= (uint32_t)o.str_compact_mask;
     r->name.length = 0;
-    ASSERT_EQ_INT(pp_codename_take(c, r, sizeof(*r), &o, NULL), -EINVAL);
+    ASSERT_EQ_INT(pp_codename_take(c, no_process(), r, sizeof(*r), &o, NULL), -EINVAL);
     ASSERT_EQ_INT(pp_pycode_stats_of(c).named, 0);
     memset(r->name_chars + 8, 'z', sizeof(r->name_chars) - 8);
     r->name.length = 1u << 30;                            /* lengths past the copy */
     r->name.bytes = r->file.bytes = r->table_bytes = 0xffffffffu;
     exact = test_exact_copy(r, sizeof(*r));
-    ASSERT_EQ_INT(pp_codename_take(c, exact, sizeof(*r), &o, NULL), 0);
-    ASSERT_EQ_INT((long)strlen(pp_pycode_get(c, NO_PID, &o, NULL, &id)->qualname),
+    ASSERT_EQ_INT(pp_codename_take(c, no_process(), exact, sizeof(*r), &o, NULL), 0);
+    ASSERT_EQ_INT((long)strlen(pp_pycode_get(c, no_process(), &o, NULL, &id)->qualname),
                   PP_BPF_CODE_NAME_BYTES);
-    ASSERT_EQ_INT((long)pp_pycode_get(c, NO_PID, &o, NULL, &id)->table_len,
+    ASSERT_EQ_INT((long)pp_pycode_get(c, no_process(), &o, NULL, &id)->table_len,
                   PP_BPF_CODE_TABLE_BYTES);
     free(exact);
     pp_pycode_close(c);

@@ -10,11 +10,12 @@
 #include "test.h"
 
 #if PP_BPF
-#include "sample/collect.h"
-#include "sample/maps.h"
-#include "sample/pyread.h"
-#include "sample/splice.h"
-#include "sample/unwind.h"
+#include "collect/collect.h"
+#include "native/maps.h"
+#include "cpython/pyread.h"
+#include "cpython/pysyms.h"
+#include "native/splice.h"
+#include "native/unwind.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -39,6 +40,7 @@ static const char PROGRAM[] =
 
 typedef struct live {
     pid_t pid;
+    pp_mem mem;
     pp_py_offsets o;
     pp_pyread_types types;
     pp_unwinder *u;
@@ -55,7 +57,7 @@ static int chain_is_right(live *l, const struct pp_bpf_sample *s)
     if (s->npy != 4)
         return 0;
     for (unsigned i = 0; i < 4; i++) {
-        pp_pyread_code(l->pid, &l->o, &l->types, s->py[i].code, &f);
+        pp_pyread_code(&l->mem, &l->o, &l->types, s->py[i].code, &f);
         if (strcmp(f.qualname, want[i]) != 0)
             return 0;
     }
@@ -69,7 +71,7 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
     pp_pyframe py[PP_BPF_MAX_PY];
     pp_pyread_frame names[PP_BPF_MAX_PY];
     pp_native_frame nat[256];
-    pp_script_sample out;
+    pp_raw_sample out;
     size_t nn = 0;
     unsigned flags = 0;
 
@@ -93,7 +95,7 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
     ps.stack = s->stack + s->stack_skip;
     ps.stack_len = s->stack_len > s->stack_skip ? s->stack_len - s->stack_skip : 0;
     for (unsigned i = 0; i < s->npy; i++) {
-        pp_pyread_code(l->pid, &l->o, &l->types, s->py[i].code, &names[i]);
+        pp_pyread_code(&l->mem, &l->o, &l->types, s->py[i].code, &names[i]);
         py[i] = (pp_pyframe){names[i].qualname, names[i].file, names[i].def_line,
                              names[i].def_line, (int)s->py[i].entry, 0};
     }
@@ -109,7 +111,7 @@ static void on_sample(const struct pp_bpf_sample *s, void *ctx)
         size_t py_seen = 0;
 
         for (size_t i = 0; i < out.nframes; i++)
-            py_seen += strncmp(out.frames[i].sym, "py::", 4) == 0;
+            py_seen += out.frames[i].kind == PP_RAW_PYTHON;
         l->spliced_ok += py_seen == 4;
     }
 }
@@ -135,11 +137,12 @@ static void sample_one(const char *python, const char *module, int minor)
     ASSERT_EQ_INT(pp_unwind_open(&l.u), 0);
     ASSERT_EQ_INT(pp_splice_open(&l.sp, NULL), 0);
     l.pid = start(python, &fd);
+    l.mem = pp_mem_of_pid(l.pid);
     if (read(fd, buf, sizeof(buf)) < 5)
         TEST_FAIL_("%s did not start", python);
     ASSERT_EQ_INT(pp_maps_read(l.pid, &maps), 0);
     ASSERT_EQ_INT(pp_py_symbol_address(&maps, "_PyRuntime", &runtime, NULL, 0), 0);
-    ASSERT_EQ_INT(pp_pyread_types_find(&maps, &l.types), 0);
+    ASSERT_EQ_INT(pp_pysyms_types(&maps, &l.types), 0);
     pp_maps_free(&maps);
     ASSERT_EQ_INT(pp_collect_add(c, l.pid, &l.o, runtime), 0);
     while (waitpid(l.pid, &status, WNOHANG) == 0)

@@ -1,5 +1,5 @@
 /*
- * The started program held at its exec (src/cli/sample_hold.c): let go
+ * The started program held at its exec (src/sampler/hold.c): let go
  * when the look finds its runtime, or at the bound, or at a signal, and
  * the program as it is without the hold: its exit status, the signal it
  * gets delivered, and no tracer once let go. Real processes (sh).
@@ -7,7 +7,7 @@
 #include "test.h"
 
 #if PP_UNWIND
-#include "cli/sample_hold.h"
+#include "sampler/hold.h"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -20,9 +20,9 @@ TEST(interp_parse_finds_its_line_among_others)
     ASSERT_EQ_STR(in.version, "3.13.5");
     ASSERT_EQ_STR(in.ext_suffix, ".cpython-313-x86_64-linux-gnu.so");
     ASSERT_EQ_STR(in.executable, "/usr/bin/python3.13");
-    ASSERT_EQ_STR(pp_interp_auto_mode(&in), "perf");
+    ASSERT_EQ_INT(pp_interp_auto_mode(&in), PP_MODE_PERF);
     in.frame_pointers = 0;
-    ASSERT_EQ_STR(pp_interp_auto_mode(&in), "jit");
+    ASSERT_EQ_INT(pp_interp_auto_mode(&in), PP_MODE_JIT);
 }
 
 TEST(interp_parse_refuses_what_is_not_the_probe)
@@ -32,5 +32,5 @@ TEST(interp_parse_refuses_what_is_not_the_probe)
     ASSERT_EQ_INT(pp_interp_parse("cpython 3.13.5 3 13 x 1\n", &in), -EPROTO);
     ASSERT_EQ_INT(pp_interp_parse("perfpy-probe pypy 3.10\n", &in), -EPROTO);
     ASSERT_EQ_INT(in.known, 0);
-    ASSERT_EQ_STR(pp_interp_auto_mode(&in), "jit");
+    ASSERT_EQ_INT(pp_interp_auto_mode(&in), PP_MODE_JIT);
 }

@@ -1,8 +1,8 @@
 /*
- * Kernel symbols (src/sample/kallsyms.c): synthetic tables, hostile lines,
+ * Kernel symbols (src/native/kallsyms.c): synthetic tables, hostile lines,
  * and the running kernel's own /proc/kallsyms against known functions.
  */
-#include "sample/kallsyms.h"
+#include "native/kallsyms.h"
 #include "test.h"
 
 #include <errno.h>

@@ -3,8 +3,8 @@
  * (co_lnotab, 3.10's co_linetable, 3.11+'s location table), each offset's
  * line known; sample mode's integration tests check it on real code.
  */
-#include "sample/linetable.h"
-#include "sample/pyoffsets.h"
+#include "cpython/linetable.h"
+#include "cpython/pyoffsets.h"
 #include "test.h"
 
 #define LINE(t, fmt, off) pp_linetable_line((t), sizeof(t), (fmt), (off), 10)

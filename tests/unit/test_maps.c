@@ -1,10 +1,10 @@
 /*
- * /proc/PID/maps parsing (src/sample/maps.c): real lines of every shape,
+ * /proc/PID/maps parsing (src/native/maps.c): real lines of every shape,
  * hostile text in exact-size buffers, and this process's own maps; and
- * the scheduler's account of a thread's CPU time (src/sample/procs.c).
+ * the scheduler's account of a thread's CPU time (src/native/procs.c).
  */
-#include "sample/maps.h"
-#include "sample/procs.h"
+#include "native/maps.h"
+#include "native/procs.h"
 #include "test.h"
 
 #include <errno.h>

@@ -27,7 +27,7 @@ static void copy(char *dst, size_t cap, const char *s, size_t n)
     dst[n] = '\0';
 }
 
-static int on_sample(void *ctx, const pp_script_sample *s)
+static int on_sample(void *ctx, const pp_raw_sample *s)
 {
     rec *r = ctx;
 
@@ -48,7 +48,7 @@ static int on_sample(void *ctx, const pp_script_sample *s)
              s->frames[s->nframes - 1].sym_len);
     }
     for (size_t i = 0; i < s->nframes; i++) {
-        const pp_script_frame *f = &s->frames[i];
+        const pp_raw_frame *f = &s->frames[i];
         r->inlined += f->inlined;
         r->digest = r->digest * 31 + f->ip;
         for (uint32_t k = 0; k < f->sym_len; k++)
@@ -260,7 +260,7 @@ typedef struct keys {
     uint64_t ip[8];
 } keys;
 
-static int on_keys(void *ctx, const pp_script_sample *s)
+static int on_keys(void *ctx, const pp_raw_sample *s)
 {
     keys *k = ctx;
     for (size_t i = 0; i < s->nframes && k->n < 8; i++, k->n++) {

@@ -119,7 +119,7 @@ TEST(profile_log_follows_the_process_roots_rebuild)
 
 TEST(fold_threads_gives_a_root_per_thread)
 {
-    pp_fold_opts o = {.threads = 1};
+    pp_fold_opts o = {.threads = PP_THREAD_ROOTS_SPLIT};
     char *out = fold_to_collapsed(threads_text, &o);
 
     ASSERT_EQ_STR(out, "python3 (pid 100);MainThread (tid 100);main_work (/app/x.py) 2\n"
@@ -136,11 +136,108 @@ TEST(fold_threads_gives_a_root_per_thread)
     free(out);
 }
 
+/* By default (--threads) threads named alike share a root, their name's
+ * pattern: a pool's workers, a server's short-lived request threads. */
+TEST(fold_threads_of_one_name_pattern_share_a_root)
+{
+    static const char text[] =
+        AT("python3", 100, 100, "5.000100") PY("main_work")
+        AT("Thread-3 (handle)", 100, 101, "5.000200") PY("crunch")
+        AT("Thread-12 (handle)", 100, 102, "5.000300") PY("crunch")
+        AT("ThreadPoolExecutor-0_3", 100, 103, "5.000400") PY("idle")
+        AT("ThreadPoolExecutor-0_7", 100, 104, "5.000500") PY("idle")
+        AT("ThreadPoolExecutor-1_0", 100, 105, "5.000600") PY("idle")
+        AT("python3", 200, 200, "5.000700") PY("child");
+    pp_fold_opts o = {.threads = PP_THREAD_ROOTS_PATTERN};
+    char *out = fold_to_collapsed(text, &o);
+
+    ASSERT_EQ_STR(out, "python3 (pid 100);MainThread;main_work (/app/x.py) 1\n"
+                       "python3 (pid 100);Thread-* (handle);crunch (/app/x.py) 2\n"
+                       "python3 (pid 100);ThreadPoolExecutor-0_*;idle (/app/x.py) 2\n"
+                       "python3 (pid 100);ThreadPoolExecutor-1_*;idle (/app/x.py) 1\n"
+                       "python3 (pid 200);MainThread;child (/app/x.py) 1\n");
+    free(out);
+    /* one graph for all processes: their main threads one root too */
+    o.processes = PP_PROCESSES_MERGE;
+    out = fold_to_collapsed(text, &o);
+    ASSERT_CONTAINS(out, "MainThread;child (/app/x.py) 1\nMainThread;main_work (/app/x.py) 1\n");
+    free(out);
+    /* split: one each, with its tid */
+    o.threads = PP_THREAD_ROOTS_SPLIT;
+    out = fold_to_collapsed(text, &o);
+    ASSERT_CONTAINS(out, "Thread-12 (handle) (tid 102);crunch (/app/x.py) 1\n"
+                         "Thread-3 (handle) (tid 101);crunch (/app/x.py) 1\n");
+    free(out);
+}
+
+/* A thread whose threading name was never read keeps its comm, which the
+ * kernel cut to 15 bytes (CPython 3.14+ sets it from that name): one per
+ * width of the number ("Thread-1 (proce", "Thread-12 (proc"). Each joins
+ * the root of a thread named in full whose pattern it begins; one that
+ * begins none keeps its own; --threads split keeps each as it is. */
+TEST(fold_threads_cut_by_the_kernel_join_their_whole_name)
+{
+    static const char text[] =
+        AT("Thread-1 (proce", 100, 101, "5.000100") PY("crunch")
+        AT("Thread-12 (proc", 100, 102, "5.000200") PY("crunch")
+        AT("Thread-123 (pro", 100, 103, "5.000300") PY("crunch")
+        AT("x", 100, 104, "5.000400") PY("crunch")
+        AT("Thread-9 (other", 100, 105, "5.000500") PY("idle");
+    pp_fold_opts o = {.threads = PP_THREAD_ROOTS_PATTERN, .processes = PP_PROCESSES_MERGE};
+    pp_profile p;
+    pp_folder *f;
+    char *out;
+
+    ASSERT_OK(pp_profile_init(&p));
+    ASSERT_OK(pp_fold_open(&f, &p, &o));
+    ASSERT_EQ_INT(pp_profile_thread(&p, 100, 104, "x", 1), 0);
+    ASSERT_OK(pp_profile_thread_name(&p, 0, "Thread-500 (process_request)", 28));
+    ASSERT_OK(pp_script_parse_buffer(text, strlen(text), pp_fold_sample, f, NULL));
+    pp_fold_close(f);
+    out = collapsed_of(&p);
+    ASSERT_EQ_STR(out, "Thread-* (other;idle (/app/x.py) 1\n"
+                       "Thread-* (process_request);crunch (/app/x.py) 4\n");
+    free(out);
+    pp_profile_free(&p);
+}
+
+/* The pattern of a name: its last number after '-', '_' or ' ' (or at its
+ * start), before a target suffix, a '*'; a name without one is itself. */
+TEST(thread_pattern_takes_out_the_number_that_tells_threads_apart)
+{
+    static const char *const cases[][2] = {
+        {"ThreadPoolExecutor-0_3", "ThreadPoolExecutor-0_*"},
+        {"Thread-12 (handler)", "Thread-* (handler)"},
+        {"Thread-7", "Thread-*"},
+        {"worker-3", "worker-*"},
+        {"asyncio_0", "asyncio_*"},
+        {"Dummy-5", "Dummy-*"},
+        {"pool-3-thread-14", "pool-3-thread-*"},
+        {"worker-1-io", "worker-*-io"},
+        {"42", "*"},
+        {"MainThread", "MainThread"},
+        {"python3.11", "python3.11"},         /* an OS name: no separator before 11 */
+        {"worker3", "worker3"},
+        {"Thread-5 (run_2)", "Thread-* (run_2)"},
+        {"(x)", "(x)"},
+        {"", ""},
+    };
+    char buf[64];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int n = pp_thread_pattern(cases[i][0], buf, sizeof(buf));
+        ASSERT_EQ_STR(buf, cases[i][1]);
+        ASSERT_EQ_INT(n, (int)strlen(cases[i][1]));
+    }
+    ASSERT_EQ_INT(pp_thread_pattern("Thread-12 (handler)", buf, 4), 18);   /* cut, said */
+    ASSERT_EQ_STR(buf, "Thr");
+}
+
 TEST(fold_thread_names_set_by_a_reader_stay)
 {
     pp_profile p;
     pp_folder *f;
-    pp_fold_opts o = {.threads = 1, .processes = PP_PROCESSES_MERGE};
+    pp_fold_opts o = {.threads = PP_THREAD_ROOTS_SPLIT, .processes = PP_PROCESSES_MERGE};
     char *out;
 
     /* a name given while folding (sample mode reading Python's) wins over
@@ -168,7 +265,7 @@ TEST(fold_thread_names_set_by_a_reader_stay)
  * the last whole line of a tid names it; other lines are skipped. */
 TEST(fold_threads_named_from_the_hooks_file)
 {
-    pp_fold_opts o = {.threads = 1, .processes = PP_PROCESSES_MERGE};
+    pp_fold_opts o = {.threads = PP_THREAD_ROOTS_SPLIT, .processes = PP_PROCESSES_MERGE};
     char path[4096];
     FILE *w;
     char *out;
@@ -602,6 +699,157 @@ TEST(profile_timeline_runs_and_gaps)
     ASSERT_EQ_INT(pp_timeline_next(&tl, &s[0]), 1);
     ASSERT_EQ_UINT(s[0].stack, 1);
     ASSERT_EQ_INT(pp_timeline_next(&tl, &s[0]), 0);
+    pp_thread_order_free(&o);
+    pp_profile_free(&p);
+}
+
+/* A thread's timeline of each kind of event a profile holds: those whose
+ * weights are time (cpu-clock, task-clock, wall-clock) span their weights;
+ * those whose weights count something else (cycles, instructions) span
+ * the thread's mean spacing, its samples' time over the gaps between them
+ * (n samples, n - 1 gaps). The two sets of samples below would each come
+ * out otherwise if their event were taken for the other kind. */
+TEST(profile_timeline_every_event_kind)
+{
+    static const struct { const char *event; int wall; } kinds[] = {
+        {"cpu-clock", 0}, {"task-clock", 0}, {"cpu-clock:ppp", 0}, {"wall-clock", 1},
+        {"cycles", 0}, {"instructions", 0}, {"cache-misses", 0},
+    };
+    const uint64_t MS = 1000000, T = 1000000000;
+
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        pp_profile p;
+        pp_thread_order o;
+        pp_timeline tl;
+        pp_span s[8];
+        uint32_t a;
+        int n = 0, timed;
+
+        ASSERT_OK(pp_profile_init(&p));
+        snprintf(p.event, sizeof(p.event), "%s", kinds[k].event);
+        if (kinds[k].wall) {
+            p.value = PP_VALUE_WALL;
+            p.period_ns = MS;
+        }
+        timed = pp_profile_time_weights(&p);
+        if (timed != (k < 4))
+            TEST_FAIL_("%s: time weights %d, want %d", kinds[k].event, timed, k < 4);
+        a = (uint32_t)pp_profile_frame(&p, PP_FRAME_MARKER, "a", 1, NULL, 0, 0);
+        ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, "t", 1), 0);
+        if (timed) {
+            /* 1 ms samples at 1, 2, 3 ms, a wait, one at 10 ms: a run of
+             * 3 ms, a gap of 6 ms, a run of 1 ms */
+            for (uint64_t at = 1; at <= 3; at++)
+                ASSERT_EQ_INT(pp_profile_sample(&p, &a, 1, 0, T + at * MS, MS), 0);
+            ASSERT_EQ_INT(pp_profile_sample(&p, &a, 1, 0, T + 10 * MS, MS), 0);
+        } else {
+            /* 3,000,000 cycles a sample, every millisecond from 1 to 5
+             * ms: 1 ms each, one run from 0 to 5 ms (weights taken for
+             * time would overlap; a spacing of 4 ms / 5 would leave gaps) */
+            for (uint64_t at = 1; at <= 5; at++)
+                ASSERT_EQ_INT(pp_profile_sample(&p, &a, 1, 0, T + at * MS, 3 * MS), 0);
+        }
+        ASSERT_OK(pp_thread_order_build(&p, &o));
+        ASSERT_OK(pp_thread_order_load(&o, 0));
+        pp_timeline_start(&tl, &p, &o, 0, 1);
+        while (n < 8 && pp_timeline_next(&tl, &s[n]))
+            n++;
+        printf("    %-14s", kinds[k].event);
+        for (int i = 0; i < n; i++)
+            printf(" [%s %.3f+%.3f ms, %llu]", s[i].stack == PP_NONE ? "gap" : "a",
+                   (double)(s[i].start_ns - T) / 1e6, (double)s[i].dur_ns / 1e6,
+                   (unsigned long long)s[i].value);
+        putchar('\n');
+        if (timed) {
+            ASSERT_EQ_INT(n, 3);
+            ASSERT_EQ_UINT(s[0].stack, 0);
+            ASSERT_EQ_UINT(s[0].start_ns, T);
+            ASSERT_EQ_UINT(s[0].dur_ns, 3 * MS);
+            ASSERT_EQ_UINT(s[0].value, 3);        /* samples, or periods of 1 ms */
+            ASSERT_EQ_UINT(s[1].stack, PP_NONE);
+            ASSERT_EQ_UINT(s[1].start_ns, T + 3 * MS);
+            ASSERT_EQ_UINT(s[1].dur_ns, 6 * MS);
+            ASSERT_EQ_UINT(s[2].start_ns, T + 9 * MS);
+            ASSERT_EQ_UINT(s[2].dur_ns, MS);
+            ASSERT_EQ_UINT(s[2].value, 1);
+        } else {
+            ASSERT_EQ_INT(n, 1);
+            ASSERT_EQ_UINT(s[0].start_ns, T);
+            ASSERT_EQ_UINT(s[0].dur_ns, 5 * MS);
+            ASSERT_EQ_UINT(s[0].value, 5);
+        }
+        /* not merged: one span a sample, each as long as the spacing or
+         * its weight, end to end */
+        pp_timeline_start(&tl, &p, &o, 0, 0);
+        n = 0;
+        while (n < 8 && pp_timeline_next(&tl, &s[n]))
+            n++;
+        ASSERT_EQ_INT(n, 5);               /* timed: 4 and the gap */
+        for (int i = 0; i < (timed ? 3 : 5); i++) {
+            ASSERT_EQ_UINT(s[i].start_ns, T + (uint64_t)i * MS);
+            ASSERT_EQ_UINT(s[i].dur_ns, MS);
+        }
+        pp_thread_order_free(&o);
+        pp_profile_free(&p);
+    }
+}
+
+/* Timer jitter and a gap told apart at a fiftieth of the next sample's
+ * weight: time between two samples up to it goes to the span before, so
+ * a busy thread's runs stay whole; past it, a gap of its own. Each pair
+ * below sits on the threshold, at it and a microsecond (the log's unit)
+ * past it: 200 and 201 µs before a 10 ms sample (so 49 or 51 parts, or a
+ * threshold taken with >=, are seen), 20 and 21 µs before 1 ms ones; and
+ * a 50 ms sample after 900 µs and a 1 ms one after 100 µs tell the next
+ * sample's weight from the one before's. Not merged: a span a sample. */
+TEST(profile_timeline_jitter_at_a_fiftieth_of_the_next_sample)
+{
+    static const struct { uint64_t at_us, weight_us; } samples[] = {
+        {10000, 10000},            /* 0 - 10 ms */
+        {20200, 10000},            /* 200 µs after it: jitter */
+        {30401, 10000},            /* 201 µs: a gap */
+        {81301, 50000},            /* 900 µs before 50 ms (a fiftieth: 1 ms): jitter */
+        {82401, 1000},             /* 100 µs before 1 ms (20 µs): a gap */
+        {83421, 1000},             /* 20 µs: jitter */
+        {84442, 1000},             /* 21 µs: a gap */
+    };
+    static const char *const want =
+        "a 0 +10200\n"
+        "a 10200 +10000\n"
+        "gap 20200 +201\n"
+        "a 20401 +10900\n"
+        "a 31301 +50000\n"
+        "gap 81301 +100\n"
+        "a 81401 +1020\n"
+        "a 82421 +1000\n"
+        "gap 83421 +21\n"
+        "a 83442 +1000\n";
+    const uint64_t US = 1000, T = 1000000000;
+    pp_profile p;
+    pp_thread_order o;
+    pp_timeline tl;
+    pp_span s;
+    uint32_t a;
+    char got[1024] = "";
+    size_t len = 0;
+
+    ASSERT_OK(pp_profile_init(&p));
+    snprintf(p.event, sizeof(p.event), "cpu-clock");
+    a = (uint32_t)pp_profile_frame(&p, PP_FRAME_MARKER, "a", 1, NULL, 0, 0);
+    ASSERT_EQ_INT(pp_profile_thread(&p, 1, 1, "t", 1), 0);
+    for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++)
+        ASSERT_EQ_INT(pp_profile_sample(&p, &a, 1, 0, T + samples[i].at_us * US,
+                                        samples[i].weight_us * US), 0);
+    ASSERT_EQ_UINT(p.time_base_ns, T);
+    ASSERT_OK(pp_thread_order_build(&p, &o));
+    ASSERT_OK(pp_thread_order_load(&o, 0));
+    pp_timeline_start(&tl, &p, &o, 0, 0);
+    while (pp_timeline_next(&tl, &s) && len < sizeof(got) - 64)
+        len += (size_t)snprintf(got + len, sizeof(got) - len, "%s %llu +%llu\n",
+                                s.stack == PP_NONE ? "gap" : "a",
+                                (unsigned long long)(s.start_ns - T) / US,
+                                (unsigned long long)s.dur_ns / US);
+    ASSERT_SAME_TEXT("the spans", got, want);   /* µs from the first's start, +µs long */
     pp_thread_order_free(&o);
     pp_profile_free(&p);
 }

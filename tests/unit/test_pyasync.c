@@ -13,11 +13,12 @@
 #include "test.h"
 
 #if PP_UNWIND
-#include "sample/maps.h"
-#include "sample/pyasync.h"
-#include "sample/pycode.h"
-#include "sample/pylayout.h"
-#include "sample/pyread.h"
+#include "native/maps.h"
+#include "cpython/pyasync.h"
+#include "cpython/pysyms.h"
+#include "cpython/pycode.h"
+#include "cpython/pylayout.h"
+#include "cpython/pyread.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -53,6 +54,7 @@ typedef struct reader {
     pid_t pid;
     int fd;
     pp_maps maps;
+    pp_mem mem;
     uint64_t runtime;
     pp_pylayout layout;
     pp_pyobj r;
@@ -67,17 +69,19 @@ static void start_reader(const test_python *py, reader *x)
 
     memset(x, 0, sizeof(*x));
     x->pid = test_start_python(py->path, PROGRAM, &x->fd);
+    x->mem = pp_mem_of_pid(x->pid);
     if (read(x->fd, buf, sizeof(buf)) < 5)
         TEST_FAIL_("%s did not start", py->path);
     usleep(100000);                      /* main is in `await t` by now */
     ASSERT_EQ_INT(pp_maps_read(x->pid, &x->maps), 0);
     ASSERT_EQ_INT(pp_py_symbol_address(&x->maps, "_PyRuntime", &x->runtime, file,
                                        sizeof(file)), 0);
-    ASSERT_EQ_INT(pp_pylayout_find(x->pid, &x->maps, x->runtime, file, 0, &x->layout, why,
+    ASSERT_EQ_INT(pp_pysyms_layout(&x->mem, &x->maps, x->runtime, file, 0, &x->layout, why,
                                    sizeof(why)), 0);
-    ASSERT_EQ_INT(pp_pyobj_open(&x->r, x->pid, &x->layout.off, &x->maps), 0);
-    ASSERT_EQ_INT(pp_pyasync_types_find(&x->maps, &x->ty), 0);
-    ASSERT_EQ_INT(pp_pyread_types_find(&x->maps, &x->types), 0);
+    x->r = (pp_pyobj){&x->mem, &x->layout.off, {0}};
+    ASSERT_EQ_INT(pp_pysyms_objtypes(&x->maps, &x->r.t), 0);
+    ASSERT_EQ_INT(pp_pysyms_async_types(&x->maps, &x->ty), 0);
+    ASSERT_EQ_INT(pp_pysyms_types(&x->maps, &x->types), 0);
 }
 
 static void stop_reader(reader *x)
@@ -108,7 +112,7 @@ static void check_child(const reader *x, pp_pycode *codes, const pp_pyasync_task
 
     ASSERT_EQ_INT(t->nframes, 4);
     for (size_t i = 0; i < 4; i++) {
-        const pp_pycode_entry *e = pp_pycode_get(codes, x->pid, &x->layout.off, &x->types,
+        const pp_pycode_entry *e = pp_pycode_get(codes, &x->mem, &x->layout.off, &x->types,
                                                  &t->f[i].id);
         ASSERT_EQ_STR(e->qualname, want[i]);
         if (lines[i])
@@ -131,7 +135,7 @@ static void graph_one(const test_python *py, const char *dir)
 
     (void)dir;
     start_reader(py, &x);
-    ASSERT_EQ_INT(pp_pyasync_offsets_find(x.pid, &x.maps, &x.a, why, sizeof(why)), 0);
+    ASSERT_EQ_INT(pp_pysyms_async(&x.mem, &x.maps, &x.a, why, sizeof(why)), 0);
     ASSERT_EQ_INT(pp_pyasync_read(&x.r, &x.a, &x.ty, x.runtime, -1, 8, &g), 0);
     ASSERT_EQ_INT(g.consistent, 1);
     ASSERT_EQ_INT(g.quiet, 1);                 /* every thread asleep in its selector */
@@ -140,7 +144,7 @@ static void graph_one(const test_python *py, const char *dir)
     main_task = named(&g, "Task-1");
     ASSERT_EQ_INT(main_task->nawaiters, 0);    /* the root */
     ASSERT_EQ_INT(main_task->nframes, 1);      /* main, awaiting t */
-    ASSERT_EQ_STR(pp_pycode_get(codes, x.pid, &x.layout.off, &x.types,
+    ASSERT_EQ_STR(pp_pycode_get(codes, &x.mem, &x.layout.off, &x.types,
                                 &main_task->f[0].id)->qualname, "main");
     check_child(&x, codes, named(&g, "child-1"), main_task);
     check_child(&x, codes, named(&g, "na\xc3\xafve-2"), main_task);
@@ -180,7 +184,7 @@ static void absent_one(const test_python *py, const char *dir)
     if (py->minor >= 14)
         return;
     start_reader(py, &x);
-    ASSERT_EQ_INT(pp_pyasync_offsets_find(x.pid, &x.maps, &x.a, why, sizeof(why)), -ENOENT);
+    ASSERT_EQ_INT(pp_pysyms_async(&x.mem, &x.maps, &x.a, why, sizeof(why)), -ENOENT);
     ASSERT_CONTAINS(why, "AsyncioDebug");
     stop_reader(&x);
 }

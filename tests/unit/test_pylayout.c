@@ -10,13 +10,16 @@
 #include "test.h"
 
 #if PP_UNWIND
-#include "sample/maps.h"
-#include "sample/pylayout.h"
-#include "sample/pyread.h"
-#include "sample/pytables.h"
+#include "native/maps.h"
+#include "cpython/pylayout.h"
+#include "cpython/pyread.h"
+#include "cpython/pysyms.h"
+#include "cpython/pytables.h"
+#include "named_stacks.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +31,7 @@ static const char PROGRAM[] =
 /* A live interpreter: its pid, _PyRuntime and where it is. */
 typedef struct live {
     pid_t pid;
+    pp_mem mem;
     int fd;
     pp_maps maps;
     uint64_t runtime;
@@ -40,6 +44,7 @@ static void start_live(const char *python, live *l)
 
     memset(l, 0, sizeof(*l));
     l->pid = test_start_python(python, PROGRAM, &l->fd);
+    l->mem = pp_mem_of_pid(l->pid);
     if (read(l->fd, buf, sizeof(buf)) < 5)
         TEST_FAIL_("%s did not start", python);
     ASSERT_EQ_INT(pp_maps_read(l->pid, &l->maps), 0);
@@ -78,7 +83,7 @@ static void layout_one(const test_python *py, const char *dir)
     snprintf(module, sizeof(module), "%s/lib/perfpy%s", dir, py->ext);
     ASSERT_EQ_INT(pp_pyoffsets_read(module, &want), 0);
     start_live(py->path, &l);
-    rc = pp_pylayout_find(l.pid, &l.maps, l.runtime, l.file, 0, &got, why, sizeof(why));
+    rc = pp_pysyms_layout(&l.mem, &l.maps, l.runtime, l.file, 0, &got, why, sizeof(why));
     stop_live(&l);
     if (rc != 0)
         TEST_FAIL_("%s: refused: %s", py->path, why);
@@ -127,9 +132,9 @@ static void corrupt_one(const test_python *py, const char *dir)
 
     (void)dir;
     start_live(py->path, &lv);
-    ASSERT_EQ_INT(pp_pyread_peek(lv.pid, lv.runtime, image, sizeof(image)), 0);
+    ASSERT_EQ_INT(pp_mem_read(&lv.mem, lv.runtime, image, sizeof(image)), 0);
     ASSERT_EQ_INT(pp_py_symbol_address(&lv.maps, "Py_Version", &at, NULL, 0), 0);
-    ASSERT_EQ_INT(pp_pyread_peek(lv.pid, at, &py_version, sizeof(py_version)), 0);
+    ASSERT_EQ_INT(pp_mem_read(&lv.mem, at, &py_version, sizeof(py_version)), 0);
     stop_live(&lv);
     pp_py_version_text((uint32_t)py_version, text, sizeof(text));
     printf("    %s (CPython %s):\n", py->path, text);
@@ -204,6 +209,184 @@ TEST(pylayout_refuses_debug_offsets_that_do_not_match)
     test_each_python(corrupt_one, 13);
 }
 
+/* ---- each check of the reader, on images crafted from the tables ------------ */
+
+/* A _PyRuntime of version t as its debug offsets would publish it: the
+ * cookie, the version, the flavour flag, then each published field at its
+ * place with the table's value. Made from the tables, so that every check
+ * is judged on every machine, whatever interpreters it has. */
+static void craft(unsigned char *img, size_t cap, const pp_py_table *t)
+{
+    uint64_t v;
+
+    memset(img, 0, cap);
+    memcpy(img, PP_PYLAYOUT_COOKIE, 8);
+    v = t->off.version_hex;
+    memcpy(img + 8, &v, 8);
+    v = (uint64_t)t->free_threaded;
+    memcpy(img + 16, &v, 8);
+#define PUT(name, headers, debug)                                           \
+    if (t->debug_at.name >= 0) {                                            \
+        v = t->off.name < 0 ? 0 : (uint64_t)t->off.name;                    \
+        memcpy(img + t->debug_at.name, &v, 8);                              \
+    }
+    PP_PY_FIELDS(PUT)
+#undef PUT
+}
+
+static void refused(const char *what, const unsigned char *img, size_t n, uint32_t py_version,
+                    unsigned flags, int want_rc, const char *says)
+{
+    char why[512];
+    pp_pylayout l;
+    int rc = pp_pylayout_from(img, n, py_version, flags, &l, why, sizeof(why));
+
+    if (rc != want_rc || !strstr(why, says))
+        TEST_FAIL_("%s: %d \"%s\", want %d saying \"%s\"", what, rc, why, want_rc, says);
+}
+
+static void accepted(const char *what, const unsigned char *img, size_t n, uint32_t py_version,
+                     unsigned flags, const pp_py_table *t)
+{
+    char why[512];
+    pp_pylayout l;
+    int rc = pp_pylayout_from(img, n, py_version, flags, &l, why, sizeof(why));
+
+    if (rc != 0)
+        TEST_FAIL_("%s: refused: %d \"%s\"", what, rc, why);
+    ASSERT_EQ_INT(l.from_debug, 1);
+    ASSERT_EQ_UINT(l.version_hex, t->off.version_hex);
+    ASSERT_EQ_INT(l.free_threaded, t->free_threaded);
+    l.off.version_hex = t->off.version_hex;
+    same_fields(what, &l.off, &t->off);
+}
+
+TEST(pylayout_each_check_spoiled_alone)
+{
+    static unsigned char img[PP_PYLAYOUT_READ], bad[PP_PYLAYOUT_READ];
+    char what[96];
+    uint64_t v;
+
+    for (uint32_t minor = 13; minor <= 15; minor++) {
+        const pp_py_table *t = pp_py_table_find(0x03000000 | minor << 16, 0);
+        const pp_py_table *ft = pp_py_table_find(0x03000000 | minor << 16, 1);
+        uint32_t pyv;
+
+        ASSERT_TRUE(t && ft && t->debug_size > 24 && t->debug_size <= sizeof(img));
+        /* the two fields that tell the flavours apart, each spoiled below */
+        ASSERT_TRUE(t->debug_at.object_type >= 0 && t->debug_at.str_ascii_data >= 0);
+        pyv = t->off.version_hex;
+        craft(img, sizeof(img), t);
+        snprintf(what, sizeof(what), "3.%u as crafted", minor);
+        accepted(what, img, sizeof(img), pyv, 0, t);
+        accepted(what, img, sizeof(img), 0, 0, t);         /* no Py_Version: its own word */
+
+        /* the cookie: each byte alone */
+        for (int i = 0; i < 8; i++) {
+            memcpy(bad, img, sizeof(bad));
+            bad[i] ^= 0x20;
+            snprintf(what, sizeof(what), "3.%u, cookie byte %d", minor, i);
+            refused(what, bad, sizeof(bad), pyv, 0, -ENOTSUP, "cookie");
+            refused(what, bad, sizeof(bad), 0, 0, -ENOENT, "cannot be told");
+        }
+        /* the version: another major, a minor without debug offsets, bits
+         * above 32, the next minor (a known table) or an unknown one
+         * against Py_Version */
+        static const uint64_t versions[] = {0x020d00f0, 0x040d00f0, 0x030c00f0, 0x1030d00f0ull};
+        for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+            memcpy(bad, img, sizeof(bad));
+            memcpy(bad + 8, &versions[i], 8);
+            snprintf(what, sizeof(what), "3.%u, version %#llx", minor,
+                     (unsigned long long)versions[i]);
+            /* alone (no Py_Version to tell it from), and against Py_Version */
+            refused(what, bad, sizeof(bad), 0, 0, -ENOTSUP, "which no CPython with debug");
+            refused(what, bad, sizeof(bad), pyv, 0, -ENOTSUP, "which no CPython with debug");
+        }
+        memcpy(bad, img, sizeof(bad));
+        v = (uint64_t)pyv + (minor < 15 ? 0x10000 : -0x10000);
+        memcpy(bad + 8, &v, 8);
+        refused("the next minor's version", bad, sizeof(bad), pyv, 0, -ENOTSUP,
+                "does not match its version");
+        v = 0x036300f0;
+        memcpy(bad + 8, &v, 8);
+        refused("3.99", bad, sizeof(bad), 0, 0, -ENOTSUP, "newer than the versions");
+        /* the flavour: a flag neither 0 nor 1; free-threaded, not accepted;
+         * accepted on a default build's layout; and each of the two fields
+         * that tell the flavours apart, alone */
+        memcpy(bad, img, sizeof(bad));
+        v = 2;
+        memcpy(bad + 16, &v, 8);
+        refused("free_threaded = 2", bad, sizeof(bad), pyv, 0, -ENOTSUP, "(0 or 1 expected)");
+        v = 1;
+        memcpy(bad + 16, &v, 8);
+        refused("free_threaded = 1", bad, sizeof(bad), pyv, 0, -ENOTSUP, "free-threaded build");
+        refused("free_threaded = 1 on a default layout", bad, sizeof(bad), pyv,
+                PP_PYLAYOUT_FREE_THREADED, -ENOTSUP, "a layout perfpy does not know");
+        craft(bad, sizeof(bad), ft);
+        accepted("the free-threaded table, crafted", bad, sizeof(bad), pyv,
+                 PP_PYLAYOUT_FREE_THREADED, ft);
+        memcpy(bad, img, sizeof(bad));
+        v = (uint64_t)t->off.object_type + 16;
+        memcpy(bad + t->debug_at.object_type, &v, 8);
+        refused("ob_type 16 bytes on", bad, sizeof(bad), pyv, 0, -ENOTSUP,
+                "a layout perfpy does not know");
+        memcpy(bad, img, sizeof(bad));
+        v = (uint64_t)t->off.str_ascii_data + 16;
+        memcpy(bad + t->debug_at.str_ascii_data, &v, 8);
+        refused("a str header 16 bytes larger", bad, sizeof(bad), pyv, 0, -ENOTSUP,
+                "a layout perfpy does not know");
+        /* the size: the whole debug offsets, or a refusal */
+        accepted("read to the debug offsets' end", img, t->debug_size, pyv, 0, t);
+        refused("a byte short", img, t->debug_size - 1, pyv, 0, -ENOTSUP, "read whole");
+        refused("the header alone", img, 24, pyv, 0, -ENOTSUP, "read whole");
+        printf("    3.%u (%u bytes of debug offsets): accepted as crafted; refused with each "
+               "cookie byte, 6 versions, 5 flavours and 2 sizes spoiled alone\n", minor,
+               t->debug_size);
+    }
+}
+
+/* pp_pylayout_read reads _PyRuntime from the process; a read that ends in
+ * unmapped memory is retried shorter, and what a short read gives is
+ * judged: enough for the debug offsets, not enough, nothing. The image
+ * sits in this process at `left` bytes before the end of a mapping. */
+TEST(pylayout_reads_that_come_back_short)
+{
+    const pp_py_table *t = pp_py_table_find(0x030f0000, 0);
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned char *map = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    static const struct { size_t left; int rc; const char *says; } cases[] = {
+        {1024, 0, ""},                      /* 4096 and 2048 fail, 1024 holds 888 */
+        {512, -ENOTSUP, "read whole"},      /* 512 < 888 bytes */
+        {32, -EFAULT, "could not be read"}, /* not even 64 bytes */
+    };
+    pp_mem self = pp_mem_of_pid(getpid());
+
+    ASSERT_TRUE(t != NULL && map != MAP_FAILED);
+    ASSERT_EQ_INT(munmap(map + page, (size_t)page), 0);     /* a hole after it */
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        unsigned char *at = map + page - cases[i].left;
+        static unsigned char img[PP_PYLAYOUT_READ];
+        char why[512] = "";
+        pp_pylayout l;
+        int rc;
+
+        craft(img, sizeof(img), t);
+        memcpy(at, img, cases[i].left);
+        rc = pp_pylayout_read(&self, (uint64_t)(uintptr_t)at, 0,
+                              "/usr/lib/x86_64-linux-gnu/libpython3.15.so.1.0", 0, &l, why,
+                              sizeof(why));
+        if (rc != cases[i].rc || !strstr(why, cases[i].says))
+            TEST_FAIL_("%zu bytes before the hole: %d \"%s\", want %d saying \"%s\"",
+                       cases[i].left, rc, why, cases[i].rc, cases[i].says);
+        if (rc == 0) {
+            l.off.version_hex = t->off.version_hex;
+            same_fields("a read retried shorter", &l.off, &t->off);
+        }
+    }
+    munmap(map, (size_t)page);
+}
+
 TEST(pylayout_versions_from_names_and_the_tables)
 {
     char why[512];
@@ -214,6 +397,8 @@ TEST(pylayout_versions_from_names_and_the_tables)
     ASSERT_EQ_INT(pp_pylayout_version_of_name("/x/lib/libpython3.8.so.1.0"), 0x03080000);
     ASSERT_EQ_INT(pp_pylayout_version_of_name("/opt/bin/python3.13t"), 0x030d0000);
     ASSERT_EQ_INT(pp_pylayout_version_of_name("/usr/bin/perl"), 0);
+    ASSERT_EQ_INT(pp_pylayout_version_of_name("/usr/lib/libpython2.7.so.1.0"), 0x02070000);
+    ASSERT_EQ_INT(pp_pylayout_version_of_name("/opt/python-build/python3.10"), 0x030a0000);
     /* no cookie: the version's table, or a refusal */
     ASSERT_EQ_INT(pp_pylayout_from(none, sizeof(none), 0x030a0000, 0, &l, why, sizeof(why)), 0);
     ASSERT_EQ_INT(l.off.frame_is_object, 1);
@@ -287,8 +472,9 @@ TEST(pyread_walks_a_crafted_free_threaded_image)
     const pp_py_table *t = pp_py_table_find(0x030e0000, 1);
     const pp_py_offsets *o;
     unsigned char *runtime, *istate, *ts, *f1, *f2, *foo, *mod, *tlbc, *copy;
-    static pp_pyread_thread th[2];
+    static named_thread th[2];
     pp_pyread_frame names;
+    pp_mem self = pp_mem_of_pid(getpid());
 
     ASSERT_NE_INT(t != NULL, 0);
     o = &t->off;
@@ -318,22 +504,22 @@ TEST(pyread_walks_a_crafted_free_threaded_image)
     put64(f2, o->frame_code, (uint64_t)(uintptr_t)mod | 1);
     ASSERT_NE_INT(used < sizeof(words) / sizeof(words[0]), 0);
 
-    ASSERT_EQ_INT(pp_pyread_stacks(getpid(), o, (uint64_t)(uintptr_t)runtime, th, 2), 1);
+    ASSERT_EQ_INT(named_stacks(&self, o, (uint64_t)(uintptr_t)runtime, th, 2), 1);
     ASSERT_EQ_INT(th[0].thread_id, 0x1234);
     ASSERT_EQ_INT(th[0].n, 2);
     ASSERT_EQ_STR(th[0].f[0].qualname, "K.foo");
     ASSERT_EQ_STR(th[0].f[0].file, "/srv/app.py");
     ASSERT_EQ_INT(th[0].f[0].def_line, 7);
     ASSERT_EQ_STR(th[0].f[1].qualname, "<module>");
-    ASSERT_EQ_INT(pp_pyread_code(getpid(), o, NULL, (uint64_t)(uintptr_t)foo, &names), 1);
+    ASSERT_EQ_INT(pp_pyread_code(&self, o, NULL, (uint64_t)(uintptr_t)foo, &names), 1);
     /* the thread's copy: an instruction 6 bytes into it is offset 6 */
-    ASSERT_EQ_INT(pp_pyread_code_start(getpid(), o, (uint64_t)(uintptr_t)foo, 1),
+    ASSERT_EQ_INT(pp_pyread_code_start(&self, o, (uint64_t)(uintptr_t)foo, 1),
                   (uint64_t)(uintptr_t)copy);
-    ASSERT_EQ_INT(pp_pyread_offset(o, pp_pyread_code_start(getpid(), o, (uint64_t)(uintptr_t)foo,
+    ASSERT_EQ_INT(pp_pyread_offset(o, pp_pyread_code_start(&self, o, (uint64_t)(uintptr_t)foo,
                                                            1), (uint64_t)(uintptr_t)copy + 6), 6);
-    ASSERT_EQ_INT(pp_pyread_code_start(getpid(), o, (uint64_t)(uintptr_t)foo, 0),
+    ASSERT_EQ_INT(pp_pyread_code_start(&self, o, (uint64_t)(uintptr_t)foo, 0),
                   (uint64_t)(uintptr_t)(foo + o->code_adaptive));
-    ASSERT_EQ_INT(pp_pyread_code_start(getpid(), o, (uint64_t)(uintptr_t)foo, 2), 0);
+    ASSERT_EQ_INT(pp_pyread_code_start(&self, o, (uint64_t)(uintptr_t)foo, 2), 0);
     printf("    3.14 free-threaded layout: K.foo <- <module> read through tagged references, "
            "names in %d-byte str headers, foo's line from its thread's bytecode copy\n",
            o->str_ascii_data);

@@ -12,11 +12,12 @@
 #include "test.h"
 
 #if PP_UNWIND
-#include "sample/maps.h"
-#include "sample/pylayout.h"
-#include "sample/pyobj.h"
-#include "sample/pyread.h"
-#include "sample/pystack.h"
+#include "native/maps.h"
+#include "cpython/pylayout.h"
+#include "cpython/pyobj.h"
+#include "cpython/pysyms.h"
+#include "cpython/pyread.h"
+#include "cpython/pystack.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -97,29 +98,30 @@ static void one(const test_python *py, const char *dir)
     pp_pyobj r;
     char file[512], why[256], buf[16], names[4][64];
     static pp_pystack_thread th[4];
-    static pp_pyread_thread rt[4];
     static pp_pylocal locals[64];
     uint64_t runtime, interp, idents[4];
     long n = -1;
     int fd, nt, status, want_names = 0;
     pid_t pid = test_start_python(python, PROGRAM, &fd);
+    pp_mem mem = pp_mem_of_pid(pid);
 
     if (read(fd, buf, sizeof(buf)) < 5)
         TEST_FAIL_("%s did not start the program", python);
     usleep(100000);
     ASSERT_EQ_INT(pp_maps_read(pid, &maps), 0);
     ASSERT_EQ_INT(pp_py_symbol_address(&maps, "_PyRuntime", &runtime, file, sizeof(file)), 0);
-    if (pp_pylayout_find(pid, &maps, runtime, file, 0, &lay, why, sizeof(why)) != 0)
+    if (pp_pysyms_layout(&mem, &maps, runtime, file, 0, &lay, why, sizeof(why)) != 0)
         TEST_FAIL_("%s: %s", python, why);
-    ASSERT_EQ_INT(pp_pyobj_open(&r, pid, &lay.off, &maps), 0);
-    nt = pp_pystack_read(pid, &lay.off, runtime, -1, th, 4);
+    r = (pp_pyobj){&mem, &lay.off, {0}};
+    ASSERT_EQ_INT(pp_pysyms_objtypes(&maps, &r.t), 0);
+    nt = pp_pystack_read(&mem, &lay.off, runtime, -1, th, 4);
     ASSERT_EQ_INT(nt, 3);
     for (int i = 0; i < nt; i++)
         for (size_t k = 0; k < th[i].n; k++) {
             char name[128];
             pp_pyread_frame f;
 
-            pp_pyread_code(pid, &lay.off, NULL, th[i].f[k].id.code, &f);
+            pp_pyread_code(&mem, &lay.off, NULL, th[i].f[k].id.code, &f);
             snprintf(name, sizeof(name), "%s", f.qualname);
             if (strcmp(name, "target") == 0)
                 n = pp_pyobj_locals(&r, th[i].f[k].frame, th[i].f[k].id.code, locals, 64);
@@ -127,11 +129,10 @@ static void one(const test_python *py, const char *dir)
     ASSERT_GE_INT(n, 0);
     check_locals(python, locals, n);
     /* threading's names, by each thread's ident */
-    ASSERT_EQ_INT(pp_pyread_stacks(pid, &lay.off, runtime, rt, 4), 3);
     for (int i = 0; i < 3; i++)
-        idents[i] = rt[i].thread_id;
-    ASSERT_EQ_INT(pp_pyread_peek(pid, runtime + (uint64_t)lay.off.runtime_interpreters_head,
-                                 &interp, sizeof(interp)), 0);
+        idents[i] = th[i].thread_id;
+    ASSERT_EQ_INT(pp_mem_read(&mem, runtime + (uint64_t)lay.off.runtime_interpreters_head,
+                              &interp, sizeof(interp)), 0);
     ASSERT_EQ_INT(pp_pyobj_thread_names(&r, interp, idents, names, 3), 3);
     for (int i = 0; i < 3; i++)
         want_names |= (strcmp(names[i], "MainThread") == 0) << 0 |

@@ -12,9 +12,11 @@
 #include "test.h"
 
 #if PP_UNWIND
-#include "sample/maps.h"
-#include "sample/pycode.h"
-#include "sample/pyread.h"
+#include "native/maps.h"
+#include "cpython/pycode.h"
+#include "cpython/pyread.h"
+#include "cpython/pysyms.h"
+#include "named_stacks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,7 +62,7 @@ static void wait_ready(int fd, const char *python)
     usleep(100000);    /* foo is in time.sleep by now */
 }
 
-static void check_main(const test_python *py, const pp_pyread_thread *t)
+static void check_main(const test_python *py, const named_thread *t)
 {
     static const char *const want[] = {"foo", "bar", "na\xc3\xafve", "K.meth", "<module>"};
     static const int lines[] = {2, 5, 8, 11, 1};
@@ -87,19 +89,21 @@ static void read_one(const test_python *py, const char *dir)
     char module[700], holder[512];
     pp_py_offsets o;
     pp_maps maps = {0};
-    static pp_pyread_thread th[4];
+    static named_thread th[4];
     uint64_t runtime;
     int fd, n, found_waiter = 0, found_main = 0, status;
     pid_t pid;
+    pp_mem mem;
 
     snprintf(module, sizeof(module), "%s/lib/perfpy%s", dir, py->ext);
     ASSERT_EQ_INT(pp_pyoffsets_read(module, &o), 0);
     ASSERT_EQ_INT(o.version_hex >> 16, 0x0300 | (unsigned)py->minor);
     pid = start(py->path, &fd);
+    mem = pp_mem_of_pid(pid);
     wait_ready(fd, py->path);
     ASSERT_EQ_INT(pp_maps_read(pid, &maps), 0);
     ASSERT_EQ_INT(pp_py_symbol_address(&maps, "_PyRuntime", &runtime, holder, sizeof(holder)), 0);
-    n = pp_pyread_stacks(pid, &o, runtime, th, 4);
+    n = named_stacks(&mem, &o, runtime, th, 4);
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
     close(fd);
@@ -135,53 +139,55 @@ static void cache_one(const test_python *py, const char *dir)
     pp_py_offsets o;
     pp_maps maps = {0};
     pp_pyread_types types;
-    static pp_pyread_thread th[4];
+    static named_thread th[4];
     uint64_t runtime;
     pp_pycode *c;
     pp_pycode_id id, other;
     const pp_pycode_entry *e;
     int fd, n, status;
     pid_t pid;
+    pp_mem mem;
 
     snprintf(module, sizeof(module), "%s/lib/perfpy%s", dir, py->ext);
     ASSERT_EQ_INT(pp_pyoffsets_read(module, &o), 0);
     pid = start(py->path, &fd);
+    mem = pp_mem_of_pid(pid);
     wait_ready(fd, py->path);
     ASSERT_EQ_INT(pp_maps_read(pid, &maps), 0);
     ASSERT_EQ_INT(pp_py_symbol_address(&maps, "_PyRuntime", &runtime, NULL, 0), 0);
-    ASSERT_EQ_INT(pp_pyread_types_find(&maps, &types), 0);
+    ASSERT_EQ_INT(pp_pysyms_types(&maps, &types), 0);
     pp_maps_free(&maps);
-    n = pp_pyread_stacks(pid, &o, runtime, th, 4);
+    n = named_stacks(&mem, &o, runtime, th, 4);
     ASSERT_EQ_INT(n, 2);
     if (strcmp(th[1].f[0].qualname, "foo") == 0)
         th[0] = th[1];
     ASSERT_EQ_STR(th[0].f[0].qualname, "foo");
     id.code = th[0].f[0].code;
-    ASSERT_EQ_INT(pp_pyread_code_fields(pid, &o, id.code, &id.fields), 0);
+    ASSERT_EQ_INT(pp_pyread_code_fields(&mem, &o, id.code, &id.fields), 0);
     ASSERT_EQ_INT(id.fields.def_line, 2);
     ASSERT_EQ_INT(pp_pycode_open(&c), 0);
 
-    e = pp_pycode_get(c, pid, &o, &types, &id);
+    e = pp_pycode_get(c, &mem, &o, &types, &id);
     ASSERT_EQ_STR(e->qualname, "foo");
     ASSERT_EQ_STR(e->file, "<string>");
     ASSERT_EQ_INT(e->def_line, 2);
     ASSERT_NE_INT(e->table_len, 0);
     /* a frame not started yet (f_lasti -1, or an instruction pointer
      * before the code): the def line */
-    ASSERT_EQ_INT(pp_pycode_line(e, &o, pp_pyread_code_start(pid, &o, id.code, 0),
+    ASSERT_EQ_INT(pp_pycode_line(e, &o, pp_pyread_code_start(&mem, &o, id.code, 0),
                                  o.instr_kind == PP_INSTR_POINTER
                                  ? id.code : (uint64_t)(uint32_t)-1), 2);
     /* the same address, another object's fields: not foo */
     other = id;
     other.fields.name = id.fields.file;
-    e = pp_pycode_get(c, pid, &o, &types, &other);
+    e = pp_pycode_get(c, &mem, &o, &types, &other);
     ASSERT_EQ_STR(e->qualname, "");
     other = id;
     other.fields.def_line = 3;
-    ASSERT_EQ_STR(pp_pycode_get(c, pid, &o, &types, &other)->qualname, "");
+    ASSERT_EQ_STR(pp_pycode_get(c, &mem, &o, &types, &other)->qualname, "");
     other = id;                  /* a name of other characters in its place */
     other.fields.name_id ^= 1;
-    ASSERT_EQ_STR(pp_pycode_get(c, pid, &o, &types, &other)->qualname, "");
+    ASSERT_EQ_STR(pp_pycode_get(c, &mem, &o, &types, &other)->qualname, "");
     ASSERT_EQ_INT(pp_pycode_stats_of(c).named, 1);
     ASSERT_EQ_INT(pp_pycode_stats_of(c).freed, 3);
 
@@ -189,10 +195,10 @@ static void cache_one(const test_python *py, const char *dir)
     waitpid(pid, &status, 0);
     close(fd);
     /* gone: the cache still names it, with no read */
-    ASSERT_EQ_STR(pp_pycode_get(c, pid, &o, &types, &id)->qualname, "foo");
+    ASSERT_EQ_STR(pp_pycode_get(c, &mem, &o, &types, &id)->qualname, "foo");
     ASSERT_EQ_INT(pp_pycode_stats_of(c).named, 1);
     pp_pycode_forget(c, pid);
-    ASSERT_EQ_STR(pp_pycode_get(c, pid, &o, &types, &id)->qualname, "");
+    ASSERT_EQ_STR(pp_pycode_get(c, &mem, &o, &types, &id)->qualname, "");
     ASSERT_EQ_INT(pp_pycode_stats_of(c).freed, 4);
     pp_pycode_close(c);
     printf("    %s: foo named once; a changed identity not named; named after the "

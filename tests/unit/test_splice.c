@@ -1,10 +1,10 @@
 /*
- * The splice (src/sample/splice.c) on synthetic samples: where each run of
+ * The splice (src/native/splice.c) on synthetic samples: where each run of
  * Python frames lands in the native stack, and what the folder makes of
  * the result (the executing line in the label, "[truncated]" when cut).
  */
 #include "report_helpers.h"
-#include "sample/splice.h"
+#include "native/splice.h"
 #include "test.h"
 
 #define K(name) {0xffffffff81000000ull, name, "[kernel.kallsyms]"}
@@ -39,21 +39,34 @@ static pp_sample sample(const pp_pyframe *py, size_t npy)
     return s;
 }
 
-/* The frames of out as one "sym|sym|..." line, leaf first. */
-static char *syms(const pp_script_sample *out)
+/* The frames of out as one "sym|sym|..." line, leaf first; a Python frame
+ * written "py::qualname:file" (as a trampoline would be named: for the
+ * eye only, the splice hands it over as its parts), after checking that
+ * it is one. */
+static char *syms(const pp_raw_sample *out)
 {
     static char buf[4096];
     size_t at = 0;
 
     buf[0] = '\0';
-    for (size_t i = 0; i < out->nframes; i++)
-        at += (size_t)snprintf(buf + at, sizeof(buf) - at, "%s%.*s", i ? "|" : "",
-                               (int)out->frames[i].sym_len, out->frames[i].sym);
+    for (size_t i = 0; i < out->nframes; i++) {
+        const pp_raw_frame *x = &out->frames[i];
+
+        if (x->kind == PP_RAW_PYTHON) {
+            ASSERT_EQ_INT(x->sym_len, 0);
+            at += (size_t)snprintf(buf + at, sizeof(buf) - at, "%spy::%.*s:%.*s", i ? "|" : "",
+                                   (int)x->qualname_len, x->qualname, (int)x->file_len,
+                                   x->file);
+        } else {
+            at += (size_t)snprintf(buf + at, sizeof(buf) - at, "%s%.*s", i ? "|" : "",
+                                   (int)x->sym_len, x->sym);
+        }
+    }
     return buf;
 }
 
 /* out folded alone, as collapsed text. */
-static char *folded(const pp_script_sample *out)
+static char *folded(const pp_raw_sample *out)
 {
     pp_profile p;
     pp_folder *f;
@@ -77,7 +90,7 @@ static const pp_pyframe py310[] = {
 TEST(splice_one_frame_per_evaluation)
 {
     pp_splicer *sp;
-    pp_script_sample out;
+    pp_raw_sample out;
     pp_sample s = sample(py310, 3);
 
     ASSERT_OK(pp_splice_open(&sp, NULL));
@@ -88,8 +101,11 @@ TEST(splice_one_frame_per_evaluation)
                   "py::bar:/app/x.py|PyObject_Call|_PyEval_EvalFrameDefault|"
                   "py::<module>:/app/x.py|PyRun_SimpleFileObject|Py_BytesMain|main|"
                   "__libc_start_call_main|_start");
-    ASSERT_EQ_INT(out.frames[4].py_line, 3);
-    ASSERT_EQ_INT(out.frames[4].py_def_line, 1);
+    ASSERT_EQ_INT(out.frames[4].kind, PP_RAW_PYTHON);
+    ASSERT_EQ_INT(out.frames[4].line, 3);
+    ASSERT_EQ_INT(out.frames[4].def_line, 1);
+    ASSERT_EQ_INT(out.frames[0].kind, PP_RAW_KERNEL);
+    ASSERT_EQ_INT(out.frames[2].kind, PP_RAW_NATIVE);
     ASSERT_EQ_INT(out.pid, 42);
     ASSERT_EQ_INT(out.frames_dropped, 0);
     ASSERT_EQ_STR(folded(&out), "<module> (/app/x.py:30);bar (/app/x.py:12);foo (/app/x.py:3);"
@@ -101,7 +117,7 @@ TEST(splice_one_frame_per_evaluation)
 TEST(splice_def_lines_on_request)
 {
     pp_splicer *sp;
-    pp_script_sample out;
+    pp_raw_sample out;
     pp_sample s = sample(py310, 3);
     pp_splice_opts o = {1};
 
@@ -122,7 +138,7 @@ static const pp_pyframe py312[] = {
 TEST(splice_runs_up_to_entry_frames)
 {
     pp_splicer *sp;
-    pp_script_sample out;
+    pp_raw_sample out;
     pp_sample s = sample(py312, 5);
 
     ASSERT_OK(pp_splice_open(&sp, NULL));
@@ -143,7 +159,7 @@ TEST(splice_cut_native_stack_puts_outer_runs_at_the_root)
     static const pp_native_frame cut[] = {N("PyLong_FromLong", LIBPY), EVAL,
                                           N("_PyFunction_Vectorcall", LIBPY)};
     pp_splicer *sp;
-    pp_script_sample out;
+    pp_raw_sample out;
     pp_sample s = sample(py312, 5);
 
     ASSERT_OK(pp_splice_open(&sp, NULL));
@@ -164,7 +180,7 @@ TEST(splice_cut_native_stack_with_the_whole_python_chain_is_whole)
     static const pp_native_frame cut[] = {N("PyLong_FromLong", LIBPY), EVAL,
                                           N("_PyFunction_Vectorcall", LIBPY)};
     pp_splicer *sp;
-    pp_script_sample out;
+    pp_raw_sample out;
     pp_sample s = sample(py312, 5);
 
     s.py_whole = 1;                        /* read to <module>, the chain's first */
@@ -186,7 +202,7 @@ TEST(splice_cut_native_stack_with_the_whole_python_chain_is_whole)
 TEST(splice_deeper_python_chain_than_read_is_truncated)
 {
     pp_splicer *sp;
-    pp_script_sample out;
+    pp_raw_sample out;
     pp_sample s = sample(py310, 2);        /* <module> not read */
 
     s.py_truncated = 1;
@@ -205,7 +221,7 @@ TEST(splice_without_python_frames_keeps_the_native_stack)
                                         N("main", "/usr/bin/gzip"),
                                         N("_start", "/usr/bin/gzip")};
     pp_splicer *sp;
-    pp_script_sample out;
+    pp_raw_sample out;
     pp_sample s = sample(NULL, 0);
 
     ASSERT_OK(pp_splice_open(&sp, NULL));
@@ -219,7 +235,7 @@ TEST(splice_kernel_only_sample)
 {
     static const pp_native_frame k[] = {K("schedule"), K("kthread"), K("ret_from_fork")};
     pp_splicer *sp;
-    pp_script_sample out;
+    pp_raw_sample out;
     pp_sample s = sample(NULL, 0);
 
     s.have_user = 0;
@@ -250,7 +266,7 @@ static const pp_pyframe tail2[] = {
 TEST(splice_async_tasks_replace_what_runs_the_task)
 {
     pp_splicer *sp;
-    pp_script_sample out;
+    pp_raw_sample out;
     pp_sample s = sample(py312, 5);
 
     s.task_cut = 2;                        /* bar: the running task's coroutine */
@@ -278,7 +294,7 @@ TEST(splice_async_tasks_replace_what_runs_the_task)
 TEST(splice_async_task_frames_stay_without_native_frames)
 {
     pp_splicer *sp;
-    pp_script_sample out;
+    pp_raw_sample out;
     pp_sample s = sample(py312, 5);
     pp_profile p;
     pp_folder *f;
@@ -319,7 +335,7 @@ TEST(splice_async_waiting_task_is_its_tasks_alone)
         {"<task 'Task-1'>", "", 0, 0, 0, 1},
     };
     pp_splicer *sp;
-    pp_script_sample out;
+    pp_raw_sample out;
     pp_sample s = sample(NULL, 0);
 
     s.have_user = 0;

@@ -4,7 +4,7 @@
  * saw, never one of an earlier or later owner of its ident when such a read
  * exists.
  */
-#include "sample/tnames.h"
+#include "cpython/tnames.h"
 #include "test.h"
 
 #include <stdint.h>

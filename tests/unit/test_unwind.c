@@ -6,11 +6,11 @@
  */
 #include "report/fold.h"
 #include "profile/profile.h"
-#include "sample/kallsyms.h"
-#include "sample/maps.h"
-#include "sample/modsyms.h"
-#include "sample/splice.h"
-#include "sample/unwind.h"
+#include "native/kallsyms.h"
+#include "native/maps.h"
+#include "native/modsyms.h"
+#include "native/splice.h"
+#include "native/unwind.h"
 #include "test.h"
 #include "unwind_target.h"
 
@@ -19,11 +19,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <malloc.h>
 #include <dirent.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/ioctl.h>
 #include <signal.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -200,6 +202,154 @@ TEST(unwind_stops_where_the_stack_copy_ends)
     ASSERT_EQ_INT(n, 3);
     ASSERT_EQ_STR(f[2].sym, "ut_recurse");
     ASSERT_EQ_UINT(flags, PP_UNWIND_FULL);
+    pp_unwind_close(u);
+}
+
+/* ---- a pc no .eh_frame covers: no separate debug file's DWARF ------------
+ * At such a pc (a new thread's first instruction, in clone3 after the
+ * system call; _start; _init, _fini) libdw falls back to the module's DWARF
+ * CFI, and for libc that was libc6-dbg's debug file read whole and
+ * decompressed (180-305 ms, in the middle of a recording: the ring buffer
+ * overflowed). Mutation: no_debug_dwarf returning at once -> red. */
+typedef struct no_cfi {
+    uint64_t near, pc;             /* a function of libc; the pc found (0: none) */
+    int has_debug;                 /* libc's DWARF is in a separate debug file */
+} no_cfi;
+
+static int find_no_cfi(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr lo, void *arg)
+{
+    no_cfi *c = arg;
+    Dwarf_Addr bias;
+    Dwarf_CFI *cfi;
+    Dwarf_Frame *fr;
+    const char *debug = NULL;
+
+    (void)ud;
+    if (!strstr(name, "libc.so") || c->near < lo)
+        return DWARF_CB_OK;
+    dwfl_module_getsymtab(mod);         /* opens the debug file, if any */
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
+    c->has_debug = debug != NULL && dwfl_module_getdwarf(mod, &bias) != NULL;
+    if (!(cfi = dwfl_module_eh_cfi(mod, &bias)))
+        return DWARF_CB_ABORT;
+    for (uint64_t pc = c->near; pc < c->near + 4096; pc++) {
+        if (dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0) {
+            c->pc = pc;
+            break;
+        }
+        free(fr);
+    }
+    return DWARF_CB_ABORT;
+}
+
+TEST(unwind_a_pc_without_cfi_reads_no_debug_dwarf)
+{
+    static char *debuginfo;
+    static const Dwfl_Callbacks cb = {
+        .find_elf = dwfl_linux_proc_find_elf,
+        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .debuginfo_path = &debuginfo,
+    };
+    no_cfi c = {(uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "clone"), 0, 0};
+    Dwfl *d = dwfl_begin(&cb);
+    pp_unwinder *u;
+    pp_native_frame f[256];
+    size_t n, before, grew;
+    unsigned flags;
+    pp_sample s;
+    struct timespec t0, t1;
+
+    ASSERT_TRUE(d != NULL && c.near != 0);
+    ASSERT_OK(dwfl_linux_proc_report(d, getpid()));
+    ASSERT_OK(dwfl_report_end(d, NULL, NULL));
+    dwfl_getmodules(d, find_no_cfi, &c, 0);
+    dwfl_end(d);
+    if (!c.has_debug)
+        TEST_SKIP("libc's DWARF is not in a separate debug file here (libc6-dbg)");
+    ASSERT_TRUE(c.pc != 0);
+    capture(256 * 1024);
+    ASSERT_OK(pp_unwind_open(&u));
+    s = sample_of(snap.len);            /* libc's symbols read: its debug file open */
+    ASSERT_OK(pp_unwind(u, &s, f, 256, &n, &flags));
+    ASSERT_EQ_UINT(flags, PP_UNWIND_WHOLE);
+    s.regs[16] = c.pc;
+    before = mallinfo2().uordblks;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ASSERT_OK(pp_unwind(u, &s, f, 256, &n, &flags));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    grew = mallinfo2().uordblks - before;
+    print_frames(f, n);
+    printf("    pc %#llx (no CFI, near clone): heap +%zu KiB, %.1f ms\n", (unsigned long long)c.pc,
+           grew / 1024, (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+    ASSERT_GE_INT(n, 1);
+    ASSERT_CONTAINS(f[0].dso, "libc.so");
+    ASSERT_LT_INT(grew, 1 << 20);       /* libc6-dbg's DWARF: tens of MiB */
+    pp_unwind_close(u);
+}
+
+/* ---- no library loaded in the middle of a recording -----------------------
+ * The first module without a debug file on disk (the vDSO: Python's time()
+ * goes through clock_gettime there) made libdwfl load its debuginfod
+ * client, some 25 libraries, 16-84 ms in the middle of a recording (the
+ * ring buffer lost samples). find_debuginfo loads it only where
+ * DEBUGINFOD_URLS names servers, and then pp_unwind_open loads it first:
+ * the first sample through the vDSO maps no new file. Mutation:
+ * find_debuginfo's gate gone -> red (libdebuginfod, libcurl... mapped by
+ * the unwind). */
+static size_t mapped_files(void)
+{
+    pp_maps m;
+    size_t n = 0;
+
+    ASSERT_OK(pp_maps_read(getpid(), &m));
+    for (size_t i = 0; i < m.n; i++)
+        n += m.v[i].path[0] == '/' && (i == 0 || strcmp(m.v[i].path, m.v[i - 1].path) != 0);
+    pp_maps_free(&m);
+    return n;
+}
+
+/* The start of the vDSO's code in this process, 0 when there is none. */
+static uint64_t vdso_text(void)
+{
+    unsigned long base = getauxval(AT_SYSINFO_EHDR);
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+    const Elf64_Shdr *sh;
+    const char *names;
+
+    if (!base)
+        return 0;
+    sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+    names = (const char *)(base + sh[eh->e_shstrndx].sh_offset);
+    for (int i = 0; i < eh->e_shnum; i++)
+        if (strcmp(names + sh[i].sh_name, ".text") == 0)
+            return base + sh[i].sh_addr;
+    return 0;
+}
+
+TEST(unwind_a_first_pc_in_the_vdso_maps_no_library)
+{
+    pp_unwinder *u;
+    pp_native_frame f[256];
+    size_t n, before, after;
+    unsigned flags;
+    uint64_t pc = vdso_text();
+    pp_sample s;
+
+    if (!pc)
+        TEST_SKIP("no vDSO in this process");
+    capture(256 * 1024);
+    ASSERT_OK(pp_unwind_open(&u));
+    s = sample_of(snap.len);
+    ASSERT_OK(pp_unwind(u, &s, f, 256, &n, &flags));   /* every other module named */
+    s.regs[16] = pc;
+    before = mapped_files();
+    ASSERT_OK(pp_unwind(u, &s, f, 256, &n, &flags));
+    after = mapped_files();
+    print_frames(f, n);
+    printf("    files mapped: %zu before, %zu after\n", before, after);
+    ASSERT_GE_INT(n, 1);
+    ASSERT_EQ_STR(f[0].dso, "[vdso]");
+    ASSERT_EQ_INT(after, before);
     pp_unwind_close(u);
 }
 
@@ -454,7 +604,7 @@ static void one_sample(live *l, const unsigned char *r, size_t len)
     const unsigned char *ips;
     pp_sample s;
     pp_native_frame f[256], kf[128];
-    pp_script_sample out;
+    pp_raw_sample out;
     size_t n, nk;
     unsigned flags;
     int eval = 0;
