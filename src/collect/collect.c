@@ -429,6 +429,15 @@ int pp_collect_open_event(pp_collector **out, int freq, const pp_event *event, u
         pp_collect_close(c);
         return -ENOMEM;
     }
+    if (event && event->kind == PP_EVENT_TRACEPOINT && !pp_event_tracefs() &&
+        pp_event_tracefs_unmounted()) {
+        pp_collect_close(c);
+        if (why)
+            snprintf(why, len, "the kernel's tracepoints are found in tracefs, which is not "
+                     "mounted and cannot be mounted here: mount it as root (mount -t tracefs "
+                     "nodev " PP_EVENT_TRACEFS ")");
+        return -ENOTSUP;
+    }
     if ((rc = load_and_attach(c, &attached)) != 0 && c->resume && rc != -EPERM &&
         rc != -EACCES) {
         /* the kernel's BTF names sched_exit_tp but it took no program

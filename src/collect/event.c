@@ -13,6 +13,8 @@
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const struct {
@@ -41,15 +43,37 @@ int pp_event_software(size_t i, const char **name, const char **what)
     return 1;
 }
 
-const char *pp_event_tracefs(void)
+static const char *readable_tracefs(void)
 {
-    static const char *const dirs[] = {"/sys/kernel/tracing/events",
+    static const char *const dirs[] = {PP_EVENT_TRACEFS "/events",
                                        "/sys/kernel/debug/tracing/events"};
 
     for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
         if (access(dirs[i], R_OK | X_OK) == 0)
             return dirs[i];
     return NULL;
+}
+
+int pp_event_tracefs_unmounted(void)
+{
+    struct stat st;
+
+    return stat(PP_EVENT_TRACEFS "/events", &st) != 0 && errno == ENOENT &&
+           stat("/sys/kernel/debug/tracing/events", &st) != 0 && errno == ENOENT;
+}
+
+const char *pp_event_tracefs(void)
+{
+    const char *dir = readable_tracefs();
+
+    /* Not mounted (a machine or container without systemd, which mounts
+     * it at boot): mount it where the kernel keeps its place, as perf
+     * does. Without CAP_SYS_ADMIN the mount fails and nothing changes;
+     * a tracefs that is there but not this user's is left alone. */
+    if (!dir && pp_event_tracefs_unmounted() &&
+        mount("nodev", PP_EVENT_TRACEFS, "tracefs", 0, NULL) == 0)
+        dir = readable_tracefs();
+    return dir;
 }
 
 /* A tracepoint's half: letters, digits, _ and - (what tracefs names). */

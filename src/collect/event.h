@@ -47,9 +47,18 @@ typedef struct pp_event {
  * -EACCES (tracefs cannot be read here: it may exist). */
 int pp_event_parse(const char *name, pp_event *out);
 
+/* Where the kernel's tracefs belongs. */
+#define PP_EVENT_TRACEFS "/sys/kernel/tracing"
+
 /* The directory of this kernel's tracepoints (/sys/kernel/tracing/events,
- * or debugfs's), or NULL when neither can be read. */
+ * or debugfs's), or NULL when neither can be read. tracefs not mounted
+ * at all is mounted at PP_EVENT_TRACEFS first when this process may
+ * (CAP_SYS_ADMIN), as perf does. */
 const char *pp_event_tracefs(void);
+
+/* 1 when no tracefs is mounted (neither at PP_EVENT_TRACEFS nor under
+ * debugfs), 0 when one is, readable here or not. */
+int pp_event_tracefs_unmounted(void);
 
 /* Calls fn on each tracepoint of this kernel (tracefs's SYSTEM/NAME/id),
  * systems and names in alphabetical order, until fn returns non-zero

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import time
 import unittest
 
@@ -178,6 +179,67 @@ class Events(SampleTest):
         for f in ("flamegraph", "html"):
             with open(outs[f], encoding="utf-8") as fh:
                 self.assertRegex(fh.read(), r"\d+ samples of 10 faults \(page-faults\)", f)
+
+
+# In a mount namespace of its own (the machine's mounts untouched): every
+# tracefs unmounted, then the command. Exit 77 when one is still there.
+UNMOUNTED = ("for m in /sys/kernel/debug/tracing /sys/kernel/debug /sys/kernel/tracing; do "
+             "while umount -l $m 2>/dev/null; do :; done; done; "
+             "if [ -e /sys/kernel/tracing/events ] || [ -e /sys/kernel/debug/tracing/events ]; "
+             "then exit 77; fi; exec \"$@\"")
+
+
+def tracefs_mounts():
+    with open("/proc/self/mountinfo") as f:
+        return sorted(l.split()[4] for l in f if " - tracefs " in l)
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root (a mount namespace of its own)")
+class Unmounted(unittest.TestCase):
+    """A machine where nothing has mounted tracefs yet (no systemd: a
+    container, a fresh CI machine): perfpy mounts it as perf does and the
+    tracepoint's samples come; without CAP_SYS_ADMIN, one line that names
+    tracefs and the command that mounts it, exit 1, the program never
+    started. Both in a mount namespace of their own: the machine's mounts
+    are the same after. Mutation: no mount in pp_event_tracefs -> red (the
+    attach found no tracepoint: 'cannot be sampled here')."""
+
+    def unmounted(self, cmd, caps=()):
+        before = tracefs_mounts()
+        p = run(["unshare", "-m", "--propagation", "private", "sh", "-c", UNMOUNTED, "sh"]
+                + list(caps) + cmd)
+        self.assertEqual(tracefs_mounts(), before, "the machine's mounts changed")
+        if p.returncode == 77:
+            self.skipTest("tracefs could not be unmounted in a namespace of its own")
+        return p
+
+    def test_mounted_as_perf_does(self):
+        py = interpreters()[-1]
+        with tempfile.TemporaryDirectory(prefix="perfpy-it-tracefs-") as tmp:
+            out = os.path.join(tmp, "writes.txt")
+            p = self.unmounted([PERFPY, "record", "-e", "syscalls:sys_enter_write", "-c",
+                                "100", "-f", "collapsed", "-o", out, "--", py.path, WRITES])
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            self.assertIn("sample mode (", p.stderr)
+            n, _, total = share(collapsed_counts(out), "chatter")
+            note("tracefs unmounted, %s: chatter %d of %d samples" % (py.label, n, total))
+            self.assertGreater(total, 400, p.stderr[-2000:])
+
+    def test_not_mountable_is_said_with_the_fix(self):
+        marker = "/tmp/perfpy-events-started-%d" % os.getpid()
+        p = self.unmounted([PERFPY, "record", "-e", "syscalls:sys_enter_write", "--",
+                            interpreters()[-1].path, "-c", "open(%r, 'w').close()" % marker],
+                           caps=["setpriv", "--bounding-set=-sys_admin",
+                                 "--inh-caps=-sys_admin"])
+        started = os.path.exists(marker)
+        if started:
+            os.unlink(marker)
+        self.assertFalse(started, "the program started: %s" % p.stderr)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        said = [l for l in p.stderr.splitlines() if l.startswith("perfpy:")]
+        self.assertEqual(len(said), 1, p.stderr)
+        for s in ("tracefs", "not mounted", "mount -t tracefs nodev /sys/kernel/tracing"):
+            self.assertIn(s, said[0])
 
 
 class Refusals(unittest.TestCase):
