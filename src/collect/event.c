@@ -43,14 +43,17 @@ int pp_event_software(size_t i, const char **name, const char **what)
     return 1;
 }
 
+/* Where tracepoints are listed: tracefs's own place, then debugfs's. */
+static const char *const tracefs_dirs[] = {PP_EVENT_TRACEFS "/events",
+                                           "/sys/kernel/debug/tracing/events"};
+
+#define NTRACEFS (sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]))
+
 static const char *readable_tracefs(void)
 {
-    static const char *const dirs[] = {PP_EVENT_TRACEFS "/events",
-                                       "/sys/kernel/debug/tracing/events"};
-
-    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-        if (access(dirs[i], R_OK | X_OK) == 0)
-            return dirs[i];
+    for (size_t i = 0; i < NTRACEFS; i++)
+        if (access(tracefs_dirs[i], R_OK | X_OK) == 0)
+            return tracefs_dirs[i];
     return NULL;
 }
 
@@ -58,8 +61,10 @@ int pp_event_tracefs_unmounted(void)
 {
     struct stat st;
 
-    return stat(PP_EVENT_TRACEFS "/events", &st) != 0 && errno == ENOENT &&
-           stat("/sys/kernel/debug/tracing/events", &st) != 0 && errno == ENOENT;
+    for (size_t i = 0; i < NTRACEFS; i++)
+        if (stat(tracefs_dirs[i], &st) == 0 || errno != ENOENT)
+            return 0;
+    return 1;
 }
 
 const char *pp_event_tracefs(void)
