@@ -145,7 +145,7 @@ int pp_cmd_diff(int argc, char **argv)
     pp_usage u;
     pp_profile base, nw;
     pp_error e;
-    pp_write_opts wo = {NULL, NULL, 0};
+    pp_write_opts wo = {NULL};
     char path[PATH_MAX], title[2 * PATH_MAX + 8];
     int rc, to_stdout = 0;
 

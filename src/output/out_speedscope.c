@@ -2,21 +2,33 @@
  * speedscope's file format (https://www.speedscope.app/file-format-schema.json):
  *
  *   {"$schema": "...", "shared": {"frames": [{"name","file","line"}, ...]},
- *    "profiles": [{"type": "sampled", "name": "worker-1 (tid 4612)",
- *                  "unit": "nanoseconds", "startValue": 2506000,
+ *    "profiles": [{"type": "sampled", "name": "worker-* (8 threads)",
+ *                  "unit": "microseconds", "startValue": 2506,
  *                  "endValue": <startValue + the weights>,
  *                  "samples": [[root..leaf frame indexes], [], ...],
- *                  "weights": [5012530, 41000000, ...]}, ...]}
+ *                  "weights": [5013, 41000, ...]}, ...]}
  *
- * One sampled profile per thread, as py-spy writes them, its samples in
- * time order: each run of one stack on the thread's timeline (timeline.c)
- * is a sample weighing its duration in nanoseconds, and each gap where
- * the thread was not sampled (it waited, or another thread held the GIL) an
- * empty sample weighing the gap. So speedscope's time-order view puts
- * every run where it happened, its start and end to the microsecond, and
- * its left-heavy and sandwich views weigh each stack by its time on the
- * thread (the runs' jitter of a few µs included). startValue is the
- * thread's first sample from the recording's start, so threads line up.
+ * One sampled profile per kind of thread, its samples in time order: each
+ * run of one stack on a thread's timeline (timeline.c) is a sample
+ * weighing its duration, and each gap where the thread was not sampled
+ * (it waited, or another thread held the GIL) an empty sample weighing the
+ * gap. So speedscope's time-order view puts every run where it happened,
+ * and its left-heavy and sandwich views weigh each stack by its time on
+ * the thread. startValue is the track's first sample from the recording's
+ * start, so tracks line up.
+ *
+ * Each thread has a track of its own, named as threading named it, unless
+ * more than SHARED_FROM threads are named alike (roots.c's patterns): those
+ * share one, as they share a root, a server's thread per request
+ * ("Thread-* (handler) (412 threads)"), their timelines one after another
+ * in the order the threads began. A server's 2,700 request threads made
+ * 2,700 profiles, and speedscope spent more time opening those than all
+ * the samples of the busy ones. `--threads split` keeps a track per thread
+ * however many, as py-spy writes them.
+ *
+ * Weights are whole microseconds, the sample log's unit: each sample ends
+ * at its exact end rounded, so rounding never adds up along a track, and
+ * a sample of a microsecond or more (below) never weighs 0.
  *
  * No sample weighs less than what sampling measures: a span shorter than
  * a hundredth of the period (and than a microsecond, the log's unit) is an
@@ -39,6 +51,7 @@
 #include "output.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,73 +230,235 @@ static int spans_next(spans *it, pp_span *out)
     return 0;
 }
 
-/* Thread t's runs and gaps; its weights are written in a second pass over
- * the timeline, so nothing of the size of the log is held. */
-static void thread_profile(const pp_profile *p, const ranks *r, const pp_thread_order *o,
-                           uint32_t t, FILE *out)
-{
-    spans it;
-    pp_span s;
-    uint64_t start = 0, total = 0;
-    char label[400];
-    int first = 1;
+/* The most threads of one kind that keep a track each. */
+#define SHARED_FROM 16
 
-    spans_start(&it, p, o, t);
-    while (spans_next(&it, &s)) {
-        /* a wait logged later may have begun before the first sample
-         * logged (the log's base): its thread starts at 0, as firefox's */
-        if (first)
-            start = s.start_ns > p->time_base_ns ? s.start_ns - p->time_base_ns : 0;
-        first = 0;
-        total += s.dur_ns;
-    }
-    pp__thread_label(p, &p->threads[t], label, sizeof(label));
-    fputs("{\"type\":\"sampled\",\"name\":\"", out);
-    pp__json_text(out, label);
-    fprintf(out, "\",\"unit\":\"nanoseconds\",\"startValue\":%llu,\"endValue\":%llu,\n"
-            "\"samples\":[", (unsigned long long)start, (unsigned long long)(start + total));
-    first = 1;
-    spans_start(&it, p, o, t);
-    while (spans_next(&it, &s)) {
-        fputs(first ? "" : ",\n", out);
-        first = 0;
-        if (s.stack == PP_NONE)
-            fputs("[]", out);
-        else
-            stack_json(p, r, s.stack, out);
-    }
-    fputs("],\n\"weights\":[", out);
-    first = 1;
-    spans_start(&it, p, o, t);
-    while (spans_next(&it, &s)) {
-        fprintf(out, first ? "%llu" : ",%llu", (unsigned long long)s.dur_ns);
-        first = 0;
-    }
-    fputs("]}", out);
+/* The tracks: the threads with samples, those of one track together in
+ * the order they began; each track's first thread gives its place. */
+typedef struct tracks {
+    uint32_t *thread;              /* the threads, track by track */
+    uint32_t *first;               /* per track: its first entry in thread[]; [n]: the end */
+    uint32_t n;
+} tracks;
+
+static int by_key(const void *a, const void *b, void *ctx)
+{
+    char *const *key = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = strcmp(key[x], key[y]);
+
+    return c ? c : (x > y) - (x < y);
 }
 
-/* Every thread's profile in time order: 0, or -ENOMEM. */
-static int threads_json(const pp_profile *p, const ranks *r, FILE *out)
+static int by_value(const void *a, const void *b, void *ctx)
 {
-    pp_thread_order order;
-    uint32_t shown = 0;
+    const uint32_t *v = ctx;
+    uint32_t x = v[*(const uint32_t *)a], y = v[*(const uint32_t *)b];
 
-    if (pp_thread_order_build(p, &order) < 0)
+    return (x > y) - (x < y);
+}
+
+static void tracks_free(tracks *k)
+{
+    free(k->thread);
+    free(k->first);
+}
+
+/* Each thread's track key, "pid root-name" (the root it would have under
+ * mode; NULL for a thread without samples): 0 or -ENOMEM. */
+static int track_keys(const pp_profile *p, int mode, char **key)
+{
+    pp_thread_patterns known = {0};
+    int rc = 0;
+
+    if (mode != PP_THREAD_ROOTS_SPLIT && pp_thread_patterns_known(p, &known) < 0)
         return -ENOMEM;
-    fputs("\"profiles\":[\n", out);
-    for (uint32_t t = 0; t < p->nthreads; t++) {
+    for (uint32_t t = 0; t < p->nthreads && rc == 0; t++) {
+        char name[320];
+
         if (!p->threads[t].samples)
             continue;                  /* a thread known only by a marker */
-        if (pp_thread_order_load(&order, t) < 0) {
-            pp_thread_order_free(&order);
-            return -ENOMEM;
+        if (pp_thread_root_name(&p->threads[t], mode == PP_THREAD_ROOTS_SPLIT ? mode
+                                : PP_THREAD_ROOTS_PATTERN, &known, name, sizeof(name)) < 0)
+            name[0] = 0;
+        if (asprintf(&key[t], "%d %s", p->threads[t].pid, name) < 0) {
+            key[t] = NULL;
+            rc = -ENOMEM;
         }
-        fputs(shown++ ? ",\n" : "", out);
-        thread_profile(p, r, &order, t, out);
+    }
+    pp_thread_patterns_free(&known);
+    return rc;
+}
+
+/* The threads with samples grouped by track: 0 or -ENOMEM. */
+static int tracks_make(const pp_profile *p, int mode, tracks *k)
+{
+    size_t cap = (size_t)p->nthreads + 1;
+    char **key = calloc(cap, sizeof(*key));
+    uint32_t *sorted = malloc(cap * sizeof(*sorted)), *start = malloc(cap * sizeof(*start));
+    uint32_t *lead = malloc(cap * sizeof(*lead)), *order = malloc(cap * sizeof(*order));
+    uint32_t n = 0, at = 0;
+    int rc = -ENOMEM;
+
+    memset(k, 0, sizeof(*k));
+    k->thread = malloc(cap * sizeof(*k->thread));
+    k->first = malloc((cap + 1) * sizeof(*k->first));
+    if (!key || !sorted || !start || !lead || !order || !k->thread || !k->first ||
+        track_keys(p, mode, key) < 0)
+        goto out;
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        if (key[t])
+            sorted[n++] = t;
+    qsort_r(sorted, n, sizeof(*sorted), by_key, key);   /* a kind's lowest thread first */
+    for (uint32_t i = 0, end; i < n; i = end) {
+        for (end = i + 1; end < n && strcmp(key[sorted[end]], key[sorted[i]]) == 0; end++)
+            ;
+        for (uint32_t at = i; at < end; at = end - i > SHARED_FROM ? end : at + 1) {
+            lead[k->n] = sorted[at];
+            order[k->n] = k->n;
+            start[k->n++] = at;
+        }
+    }
+    start[k->n] = n;
+    qsort_r(order, k->n, sizeof(*order), by_value, lead);
+    for (uint32_t j = 0; j < k->n; j++) {
+        k->first[j] = at;
+        for (uint32_t i = start[order[j]]; i < start[order[j] + 1]; i++)
+            k->thread[at++] = sorted[i];
+    }
+    k->first[k->n] = at;
+    rc = 0;
+out:
+    for (uint32_t t = 0; key && t < p->nthreads; t++)
+        free(key[t]);
+    free(key);
+    free(sorted);
+    free(start);
+    free(lead);
+    free(order);
+    if (rc < 0)
+        tracks_free(k);
+    return rc;
+}
+
+/* A track's name: its thread's label, or its root's with how many threads. */
+static void track_label(const pp_profile *p, const tracks *k, uint32_t j, char *buf, size_t cap)
+{
+    const pp_thread *t = &p->threads[k->thread[k->first[j]]];
+    const pp_process *proc = p->nprocs > 1 ? pp_profile_process(p, t->pid) : NULL;
+    uint32_t many = k->first[j + 1] - k->first[j];
+    char root[320];
+    int n;
+
+    if (many == 1) {
+        pp__thread_label(p, t, buf, cap);
+        return;
+    }
+    pp_thread_root_name(t, PP_THREAD_ROOTS_PATTERN, NULL, root, sizeof(root));
+    n = snprintf(buf, cap, "%s (%u threads)", root, many);
+    if (proc && n >= 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, ", %s (pid %d)", proc->comm[0] ? proc->comm : "[unknown]",
+                 proc->pid);
+}
+
+/* ns in whole microseconds, rounded. */
+static uint64_t us(uint64_t ns)
+{
+    return (ns + 500) / 1000;
+}
+
+/* What one pass over a track's spans writes. */
+enum { PASS_TIME, PASS_STACKS, PASS_WEIGHTS };
+
+/* One pass over track j's threads' spans, in order: the samples' stacks
+ * or weights written, or (PASS_TIME) its start and total measured, all in
+ * ns. 0 or -ENOMEM. */
+static int track_pass(const pp_profile *p, const ranks *r, const tracks *k, uint32_t j,
+                      pp_thread_order *o, int pass, uint64_t *start, uint64_t *total, FILE *out)
+{
+    uint64_t at = 0;               /* ns from the track's start: where the sample ends */
+    int first = 1;
+
+    for (uint32_t i = k->first[j]; i < k->first[j + 1]; i++) {
+        uint32_t t = k->thread[i];
+        spans it;
+        pp_span s;
+
+        if (pp_thread_order_load(o, t) < 0)
+            return -ENOMEM;
+        spans_start(&it, p, o, t);
+        while (spans_next(&it, &s)) {
+            /* a wait logged later may have begun before the first sample
+             * logged (the log's base): its thread starts at 0, as firefox's */
+            if (first && pass == PASS_TIME)
+                *start = s.start_ns > p->time_base_ns ? s.start_ns - p->time_base_ns : 0;
+            if (pass == PASS_STACKS) {
+                fputs(first ? "" : ",\n", out);
+                if (s.stack == PP_NONE)
+                    fputs("[]", out);
+                else
+                    stack_json(p, r, s.stack, out);
+            } else if (pass == PASS_WEIGHTS) {
+                fprintf(out, first ? "%llu" : ",%llu",
+                        (unsigned long long)(us(at + s.dur_ns) - us(at)));
+            }
+            first = 0;
+            at += s.dur_ns;
+        }
+    }
+    if (pass == PASS_TIME)
+        *total = at;
+    return 0;
+}
+
+/* Track j's profile; its spans are read again for each part written, so
+ * nothing of the size of the log is held. 0 or -ENOMEM. */
+static int track_profile(const pp_profile *p, const ranks *r, const tracks *k, uint32_t j,
+                         pp_thread_order *o, FILE *out)
+{
+    uint64_t start = 0, total = 0;
+    char label[400];
+    int rc;
+
+    if ((rc = track_pass(p, r, k, j, o, PASS_TIME, &start, &total, out)) < 0)
+        return rc;
+    track_label(p, k, j, label, sizeof(label));
+    fputs("{\"type\":\"sampled\",\"name\":\"", out);
+    pp__json_text(out, label);
+    fprintf(out, "\",\"unit\":\"microseconds\",\"startValue\":%llu,\"endValue\":%llu,\n"
+            "\"samples\":[", (unsigned long long)us(start),
+            (unsigned long long)(us(start) + us(total)));
+    if ((rc = track_pass(p, r, k, j, o, PASS_STACKS, &start, &total, out)) < 0)
+        return rc;
+    fputs("],\n\"weights\":[", out);
+    if ((rc = track_pass(p, r, k, j, o, PASS_WEIGHTS, &start, &total, out)) < 0)
+        return rc;
+    fputs("]}", out);
+    return 0;
+}
+
+/* Every track's profile: 0, or -ENOMEM. */
+static int threads_json(const pp_profile *p, const ranks *r, int mode, FILE *out)
+{
+    pp_thread_order order;
+    tracks k;
+    int rc = 0;
+
+    if (tracks_make(p, mode, &k) < 0)
+        return -ENOMEM;
+    if (pp_thread_order_build(p, &order) < 0) {
+        tracks_free(&k);
+        return -ENOMEM;
+    }
+    fputs("\"profiles\":[\n", out);
+    for (uint32_t j = 0; j < k.n && rc == 0; j++) {
+        fputs(j ? ",\n" : "", out);
+        rc = track_profile(p, r, &k, j, &order, out);
     }
     fputs("]}\n", out);
     pp_thread_order_free(&order);
-    return 0;
+    tracks_free(&k);
+    return rc;
 }
 
 int pp_write_speedscope(const pp_profile *p, FILE *out, const pp_write_opts *o)
@@ -300,7 +475,7 @@ int pp_write_speedscope(const pp_profile *p, FILE *out, const pp_write_opts *o)
     frames_json(p, &r, out);
     if (!p->nlog || !p->time_first_ns || p->value == PP_VALUE_EVENTS)
         rc = aggregated(p, &r, out, o);
-    else if ((rc = threads_json(p, &r, out)) == 0)
+    else if ((rc = threads_json(p, &r, o ? o->threads : 0, out)) == 0)
         rc = pp__stream_status(out);
     ranks_free(&r);
     return rc;

@@ -34,6 +34,8 @@ typedef struct pp_write_opts {
     const char *title;       /* shown by the graphical formats; NULL: program name */
     const pp_profile *base;  /* the diff writers: the profile NEW is compared with */
     int rows;                /* the diff writers' table: rows (0: 25 in text, 200 in html) */
+    int threads;             /* --threads, PP_THREAD_ROOTS_*: speedscope's tracks are one
+                                per thread with SPLIT, else one per name pattern */
 } pp_write_opts;
 
 typedef int (*pp_writer_fn)(const pp_profile *p, FILE *out, const pp_write_opts *o);

@@ -344,6 +344,9 @@ typedef struct pp_thread_patterns {
 } pp_thread_patterns;
 int64_t pp_profile_thread_root(pp_profile *p, const pp_thread *t, int mode,
                                const pp_thread_patterns *among);
+/* That root's name alone, into buf (cut to cap): its length, or < 0. */
+int pp_thread_root_name(const pp_thread *t, int mode, const pp_thread_patterns *among,
+                        char *buf, size_t cap);
 /* The patterns of p's threads named by a reader (name_set), at most
  * PP_THREAD_PATTERNS_KNOWN of them: 0 or -ENOMEM. */
 #define PP_THREAD_PATTERNS_KNOWN 64

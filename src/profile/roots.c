@@ -14,8 +14,9 @@
  *
  * (the pool's own number, "-0_", stays: two pools are two roots). With
  * `--threads split` each thread keeps its own, with its tid. The folder
- * names its roots with pp_profile_thread_root; speedscope's and Firefox's
- * tracks stay one per thread (pp_thread_label).
+ * names its roots with pp_profile_thread_root; speedscope's tracks follow
+ * the same rule (pp_thread_root_name), Firefox's stay one per thread
+ * (pp_thread_label).
  */
 #include "profile.h"
 
@@ -108,20 +109,28 @@ static const char *whole_pattern(const pp_thread *t, const pp_thread_patterns *a
     return NULL;
 }
 
+int pp_thread_root_name(const pp_thread *t, int mode, const pp_thread_patterns *among,
+                        char *buf, size_t cap)
+{
+    int n = pp_thread_root_label(t, mode, buf, cap);
+    const char *whole = mode == PP_THREAD_ROOTS_SPLIT || n < 0 ? NULL
+                        : whole_pattern(t, among, buf);
+
+    if (whole)
+        n = snprintf(buf, cap, "%s", whole);
+    if (n >= 0 && cap && (size_t)n >= cap)
+        n = (int)cap - 1;
+    return n;
+}
+
 int64_t pp_profile_thread_root(pp_profile *p, const pp_thread *t, int mode,
                                const pp_thread_patterns *among)
 {
     char label[320];
-    int n = pp_thread_root_label(t, mode, label, sizeof(label));
-    const char *whole = mode == PP_THREAD_ROOTS_SPLIT || n < 0 ? NULL
-                        : whole_pattern(t, among, label);
+    int n = pp_thread_root_name(t, mode, among, label, sizeof(label));
 
-    if (whole)
-        n = snprintf(label, sizeof(label), "%s", whole);
     if (n < 0)
         return -EINVAL;
-    if (n >= (int)sizeof(label))
-        n = (int)sizeof(label) - 1;
     return pp_profile_frame(p, PP_FRAME_MARKER, label, (size_t)n, NULL, 0, 0);
 }
 

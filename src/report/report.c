@@ -316,7 +316,7 @@ static int script(run *x)
 
 static int write_out(run *x)
 {
-    pp_write_opts wo = {.title = x->o->title};
+    pp_write_opts wo = {.title = x->o->title, .threads = x->o->threads};
 
     if (x->f->recording)
         return pp_output_copy(x->data, x->r->output, x->e);

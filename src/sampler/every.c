@@ -149,7 +149,7 @@ static void bound(pp_every *e)
 static int write_oldest(pp_every *e)
 {
     pp_profile *p = e->held[0];
-    pp_write_opts wo = {NULL};
+    pp_write_opts wo = {.threads = e->o.threads};
     pp_error err;
     char path[4096];
     int rc;

@@ -24,6 +24,7 @@ typedef struct pp_every_opts {
     long keep_files;                /* at most this many of perfpy's files there; 0: all */
     uint64_t keep_bytes;            /* at most this many bytes of them; 0: no bound */
     size_t pending_max;             /* 0: PP_EVERY_PENDING */
+    int threads;                    /* --threads (pp_write_opts.threads) */
 } pp_every_opts;
 
 typedef struct pp_every pp_every;

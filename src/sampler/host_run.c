@@ -122,7 +122,8 @@ static const char *host_ring(long rate)
 int pp__host_args(state *st, const pp_request *rq, unsigned *flags)
 {
     pp_every_opts eo = {.dir = rq->output, .format = pp_format_find(rq->format),
-                        .keep_files = rq->keep_files, .keep_bytes = rq->keep_bytes};
+                        .keep_files = rq->keep_files, .keep_bytes = rq->keep_bytes,
+                        .threads = rq->threads};
     pp_error e;
 
     st->host = 1;

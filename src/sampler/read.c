@@ -591,7 +591,7 @@ static int finish(reader *r, pp_profile *prof, const char *format, const char *o
     pp_report_result rr;
     pp_error e;
     const pp_format *f = pp_format_find(format);
-    pp_write_opts wo = {NULL};
+    pp_write_opts wo = {.threads = r->fo.threads};
     int rc = attached || r->stopped ? 0      /* as record's other modes: -d ended it */
              : WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status)
              : WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : PP_EXIT_FAIL;

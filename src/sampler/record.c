@@ -148,7 +148,7 @@ static int finish(state *st, const char *format, const char *output, int status)
     pp_report_result rr;
     pp_error e;
     const pp_format *f = pp_format_find(format);
-    pp_write_opts wo = {NULL};
+    pp_write_opts wo = {.threads = st->fo.threads};
     pp_profile *prof = st->prof;
     int rc;
 

@@ -132,14 +132,26 @@ class BigWallClock(RecordTest):
 
     def no_speedscope_sample_shorter_than_a_hundredth(self, py, samples, outs):
         """...of the period (399 Hz: 25 us), each thread's samples still
-        ending where its time did; the table's own time apart from waits."""
+        ending where its time did; request threads in one profile, the
+        pool's workers in one each; the table's own time apart from waits."""
         with open(outs["speedscope"]) as f:
             d = json.load(f)
         with open(outs["table"]) as f:
             table = f.read()
-        least = min(w for p in d["profiles"] for w in p["weights"])
+        unit = {"nanoseconds": 1, "microseconds": 1000}
+        least = min(w * unit[p["unit"]] for p in d["profiles"] for w in p["weights"])
         note("%d profiles, the lightest sample %d ns" % (len(d["profiles"]), least))
-        self.assertGreaterEqual(least, 1e9 / 399 / 100 - 1)
+        # weights are whole microseconds, each sample's end rounded: a span
+        # of 25.06 us may weigh 24
+        self.assertGreaterEqual(least, 1e9 / 399 / 100 - 1000)
+        # hundreds of request threads share one profile; the pool's 8
+        # workers keep one each, named as threading named them
+        names = [p["name"] for p in d["profiles"]]
+        self.assertLess(len(names), 60, names[:80])
+        self.assertTrue(any(re.match(r"^Thread-\* \(process_request_thread\) \(\d+ threads\)", n)
+                            for n in names), names)
+        self.assertTrue(any(re.match(r"^ThreadPoolExecutor-0_\d+ \(tid \d+\)", n)
+                            for n in names), names)
         for p in d["profiles"]:
             self.assertEqual(sum(p["weights"]), p["endValue"] - p["startValue"], p["name"])
         self.assertIn("own%   wait%  total%", table)

@@ -200,9 +200,9 @@ def speedscope_phases(path):
     for p in d["profiles"]:
         tid = int(re.search(r"\(tid (\d+)\)", p["name"]).group(1))
         self_ = found.setdefault(tid, {})
-        at = p["startValue"]
-        assert p["unit"] == "nanoseconds", p["unit"]
-        for stack, w in zip(p["samples"], p["weights"]):
+        k = {"nanoseconds": 1, "microseconds": 1000}[p["unit"]]
+        at = p["startValue"] * k
+        for stack, w in ((s, w * k) for s, w in zip(p["samples"], p["weights"])):
             names = {frames[i]["name"] for i in stack}
             for fn in PHASE_FUNCS:
                 if fn in names:
@@ -210,7 +210,7 @@ def speedscope_phases(path):
                     span[0], span[1] = min(span[0], at), max(span[1], at + w)
                     span[2] += w
             at += w
-        assert at == p["endValue"], (p["name"], at, p["endValue"])
+        assert at == p["endValue"] * k, (p["name"], at, p["endValue"] * k)
     return found
 
 

@@ -26,12 +26,15 @@ const data = JSON.parse(fs.readFileSync(file, 'utf8'));
 const frames = data.shared.frames;
 
 // The root row's blocks of a profile, as speedscope merges them: consecutive
-// samples with the same root frame; and the gaps (empty samples).
+// samples with the same root frame; and the gaps (empty samples). In ns,
+// whatever the profile's unit.
+const UNIT_NS = { nanoseconds: 1, microseconds: 1e3, milliseconds: 1e6, seconds: 1e9 };
 function blocks(p) {
   const out = [];
+  const k = UNIT_NS[p.unit] || 1;
   let at = 0;
   for (let i = 0; i < p.samples.length; i++) {
-    const s = p.samples[i], w = p.weights[i];
+    const s = p.samples[i], w = p.weights[i] * k;
     const root = s.length ? s[0] : -1;
     const last = out[out.length - 1];
     if (last && last.root === root) last.end += w;

@@ -46,17 +46,23 @@ static void sample_profile(pp_profile *p)
     ASSERT_EQ_INT(pp_profile_add(p, (uint32_t[]){999}, 1, 1, 1), -EINVAL);
 }
 
-static char *render(const pp_profile *p, pp_writer_fn fn, size_t *len)
+static char *render_with(const pp_profile *p, pp_writer_fn fn, const pp_write_opts *o,
+                         size_t *len)
 {
     char *buf = NULL;
     size_t n = 0;
     FILE *m = open_memstream(&buf, &n);
     ASSERT_TRUE(m != NULL);
-    ASSERT_OK(fn(p, m, NULL));
+    ASSERT_OK(fn(p, m, o));
     fclose(m);
     if (len)
         *len = n;
     return buf;
+}
+
+static char *render(const pp_profile *p, pp_writer_fn fn, size_t *len)
+{
+    return render_with(p, fn, NULL, len);
 }
 
 TEST(profile_interns_stacks_and_counts)
@@ -838,8 +844,8 @@ static void timed_profile(pp_profile *p)
 TEST(writer_speedscope_no_sample_shorter_than_a_hundredth_of_the_period)
 {
     static const char *const want[] = {
-        "1003000 main;work\n97000 (not sampled)\n1008000 main;work\n100000 main;work;memcpy\n",
-        "1004000 main;work\n",
+        "1003 main;work\n97 (not sampled)\n1008 main;work\n100 main;work;memcpy\n",
+        "1004 main;work\n",
     };
     pp_profile p;
     uint32_t m, w, c, st[2][3];
@@ -872,7 +878,7 @@ TEST(writer_speedscope_no_sample_shorter_than_a_hundredth_of_the_period)
     for (size_t t = 0; t < 2; t++) {
         const jv *pr = jat(profiles, t), *samples = jget(pr, "samples");
         const jv *weights = jget(pr, "weights");
-        double at = jnum(jget(pr, "startValue")), start = t ? 5 * MS - 4000 : 0;
+        double at = jnum(jget(pr, "startValue")), start = t ? (5 * MS - 4000) / 1000 : 0;
         text[0] = '\0';
         for (size_t i = 0; i < samples->n; i++) {
             const jv *x = jat(samples, i);
@@ -888,7 +894,7 @@ TEST(writer_speedscope_no_sample_shorter_than_a_hundredth_of_the_period)
         ASSERT_SAME_TEXT(t ? "thread b's samples" : "thread a's samples", text, want[t]);
         /* where each thread's samples start and end: where its spans did */
         if (jnum(jget(pr, "startValue")) != start || at != jnum(jget(pr, "endValue")) ||
-            at != (t ? 6.0 * MS : 2208000.0))
+            at != (t ? 6.0 * MS / 1000 : 2208.0))
             TEST_FAIL_("thread %zu: from %.0f to %.0f (endValue %.0f)", t,
                        jnum(jget(pr, "startValue")), at, jnum(jget(pr, "endValue")));
     }
@@ -941,7 +947,7 @@ TEST(writer_speedscope_a_wait_begun_before_the_first_sample_starts_at_zero)
 
 /* speedscope's file read as speedscope reads it: every frame's name, file
  * and line; a profile per thread (a marker's thread has none), named by
- * its thread and process, in nanoseconds, its samples laid end to end from
+ * its thread and process, in microseconds, its samples laid end to end from
  * its startValue by their weights (each run's and gap's start and end, to
  * the microsecond), ending at its endValue. */
 TEST(writer_speedscope_every_frame_thread_run_and_time)
@@ -1002,8 +1008,8 @@ TEST(writer_speedscope_every_frame_thread_run_and_time)
 
         ASSERT_EQ_STR(jstr(jget(pr, "type")), "sampled");
         if (strcmp(jstr(jget(pr, "name")), want[t].name) || strcmp(jstr(jget(pr, "unit")),
-                                                                   "nanoseconds"))
-            TEST_FAIL_("profile %zu is \"%s\" in %s, want \"%s\" in nanoseconds", t,
+                                                                   "microseconds"))
+            TEST_FAIL_("profile %zu is \"%s\" in %s, want \"%s\" in microseconds", t,
                        jstr(jget(pr, "name")), jstr(jget(pr, "unit")), want[t].name);
         jlen(weights, samples->n, "its weights (one per sample)");
         text[0] = '\0';
@@ -1011,7 +1017,7 @@ TEST(writer_speedscope_every_frame_thread_run_and_time)
             const jv *s = jat(samples, i);
             double w = jnum(jat(weights, i));
 
-            addf(text, sizeof(text), "%.3f-%.3f ", at / 1e6, (at + w) / 1e6);
+            addf(text, sizeof(text), "%.3f-%.3f ", at / 1e3, (at + w) / 1e3);
             if (!s->n)
                 addf(text, sizeof(text), "(not sampled)");
             for (size_t k = 0; k < s->n; k++) {
@@ -1028,6 +1034,128 @@ TEST(writer_speedscope_every_frame_thread_run_and_time)
                        jnum(jget(pr, "endValue")), at);
     }
     jdoc_free(&d);
+    free(out);
+    pp_profile_free(&p);
+}
+
+/* A profile of MainThread and n workers "worker-1".."worker-n" (tids 1,
+ * 2, 3, ...): MainThread [B 1 ms], worker-1 [A 1 ms], worker-2 three
+ * spans of 1.4 us [A][B][A], every later worker [B 1 ms]. */
+static void workers_profile(pp_profile *p, uint32_t n)
+{
+    uint32_t m, w, c, st[2][3];
+
+    ASSERT_OK(pp_profile_init(p));
+    p->value = PP_VALUE_WALL;
+    p->period_ns = 100000;            /* no span is short enough to be merged */
+    m = (uint32_t)F(p, PP_FRAME_PYTHON, "main", "/app.py", 1);
+    w = (uint32_t)F(p, PP_FRAME_PYTHON, "work", "/app.py", 5);
+    c = (uint32_t)F(p, PP_FRAME_NATIVE, "memcpy", "/usr/lib/libc.so.6", 0);
+    memcpy(st, (uint32_t[2][3]){{m, w}, {m, w, c}}, sizeof(st));
+    ASSERT_EQ_INT(pp_profile_thread(p, 1, 1, "MainThread", 10), 0);
+    ASSERT_EQ_INT(pp_profile_sample(p, st[1], 3, 0, T0 + MS, MS), 0);
+    for (uint32_t i = 1; i <= n; i++) {
+        char name[32];
+        int len = snprintf(name, sizeof(name), "worker-%u", i);
+
+        ASSERT_EQ_INT(pp_profile_thread(p, 1, (int32_t)i + 1, name, (size_t)len), i);
+        if (i == 1) {
+            ASSERT_EQ_INT(pp_profile_sample(p, st[0], 2, i, T0 + MS, MS), 1);
+        } else if (i == 2) {
+            ASSERT_EQ_INT(pp_profile_sample(p, st[0], 2, i, T0 + MS + 1400, 1400), 1);
+            ASSERT_EQ_INT(pp_profile_sample(p, st[1], 3, i, T0 + MS + 2800, 1400), 0);
+            ASSERT_EQ_INT(pp_profile_sample(p, st[0], 2, i, T0 + MS + 4200, 1400), 1);
+        } else {
+            ASSERT_EQ_INT(pp_profile_sample(p, st[1], 3, i, T0 + 2 * MS, MS), 0);
+        }
+    }
+    p->time_first_ns = T0 + MS;
+    p->time_last_ns = T0 + 2 * MS;
+}
+
+/* "name: weight stack\n..." of each of speedscope's profiles, checking
+ * that each one's weights sum to endValue - startValue. */
+static void speedscope_tracks(const char *out, char *text, size_t cap, size_t *nprofiles)
+{
+    const jv *profiles, *frames;
+    jdoc d;
+
+    jparse(&d, out);
+    frames = jget(jget(&d.root, "shared"), "frames");
+    profiles = jget(&d.root, "profiles");
+    *nprofiles = profiles->n;
+    text[0] = '\0';
+    for (size_t t = 0; t < profiles->n; t++) {
+        const jv *pr = jat(profiles, t), *samples = jget(pr, "samples");
+        const jv *weights = jget(pr, "weights");
+        double sum = 0;
+
+        addf(text, cap, "%s:", jstr(jget(pr, "name")));
+        for (size_t i = 0; i < samples->n; i++) {
+            const jv *x = jat(samples, i);
+
+            addf(text, cap, " %.0f ", jnum(jat(weights, i)));
+            for (size_t k = 0; k < x->n; k++)
+                addf(text, cap, "%s%s", k ? ";" : "",
+                     jstr(jget(jat(frames, (size_t)jnum(jat(x, k))), "name")));
+            sum += jnum(jat(weights, i));
+        }
+        addf(text, cap, "\n");
+        if (jnum(jget(pr, "endValue")) - jnum(jget(pr, "startValue")) != sum)
+            TEST_FAIL_("%s: endValue - startValue %.0f, weights %.0f", jstr(jget(pr, "name")),
+                       jnum(jget(pr, "endValue")) - jnum(jget(pr, "startValue")), sum);
+    }
+    jdoc_free(&d);
+}
+
+/* More than 16 threads named alike share one speedscope profile, as they
+ * share a root: worker-1's spans, then worker-2's, ... (the order they
+ * began), named by the pattern and how many threads; 16 keep one each,
+ * named as threading named them; `--threads split` (pp_write_opts) gives
+ * each its own however many. Weights are whole microseconds, each sample
+ * ending at its exact end rounded: three spans of 1.4 us weigh 1, 2 and
+ * 1, their sum the 4 us of 4.2, none 0. */
+TEST(writer_speedscope_many_threads_named_alike_share_a_profile)
+{
+    static const char *const shared =
+        "MainThread (tid 1): 1000 main;work;memcpy\n"
+        "worker-* (17 threads): 1000 main;work 1 main;work 2 main;work;memcpy 1 main;work"
+        " 1000 main;work;memcpy 1000 main;work;memcpy 1000 main;work;memcpy"
+        " 1000 main;work;memcpy 1000 main;work;memcpy 1000 main;work;memcpy"
+        " 1000 main;work;memcpy 1000 main;work;memcpy 1000 main;work;memcpy"
+        " 1000 main;work;memcpy 1000 main;work;memcpy 1000 main;work;memcpy"
+        " 1000 main;work;memcpy 1000 main;work;memcpy 1000 main;work;memcpy\n";
+    static const char *const head_of_own =
+        "MainThread (tid 1): 1000 main;work;memcpy\n"
+        "worker-1 (tid 2): 1000 main;work\n"
+        "worker-2 (tid 3): 1 main;work 2 main;work;memcpy 1 main;work\n"
+        "worker-3 (tid 4): 1000 main;work;memcpy\n";
+    pp_write_opts split = {.threads = PP_THREAD_ROOTS_SPLIT};
+    pp_profile p;
+    char *out, text[8192];
+    size_t n;
+
+    workers_profile(&p, 17);
+    out = render(&p, pp_write_speedscope, NULL);
+    speedscope_tracks(out, text, sizeof(text), &n);
+    ASSERT_SAME_TEXT("17 workers' profiles", text, shared);
+    free(out);
+    out = render_with(&p, pp_write_speedscope, &split, NULL);
+    speedscope_tracks(out, text, sizeof(text), &n);
+    ASSERT_EQ_UINT(n, 18);
+    if (strlen(text) > strlen(head_of_own))
+        text[strlen(head_of_own)] = '\0';
+    ASSERT_SAME_TEXT("17 workers' profiles, --threads split", text, head_of_own);
+    free(out);
+    pp_profile_free(&p);
+
+    workers_profile(&p, 16);
+    out = render(&p, pp_write_speedscope, NULL);
+    speedscope_tracks(out, text, sizeof(text), &n);
+    ASSERT_EQ_UINT(n, 17);
+    if (strlen(text) > strlen(head_of_own))
+        text[strlen(head_of_own)] = '\0';
+    ASSERT_SAME_TEXT("16 workers' profiles", text, head_of_own);
     free(out);
     pp_profile_free(&p);
 }
