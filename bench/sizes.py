@@ -10,8 +10,10 @@ perfpy records the server once into its own file (-f perfpy) and writes
 every format from it (perfpy report FILE -f FORMAT); again without
 --threads (the default flame graph), and with --no-native (what py-spy
 records: Python frames only). py-spy (from PyPI, in BUILD/bench-venv, as
-bench/sample_cost.py installs it) records the same program three times:
-`record --idle --threads` as SVG and as speedscope, and `record --idle`. Each
+bench/sample_cost.py installs it) records the same program four times:
+`record --idle --threads` as SVG, as speedscope and raw (collapsed stacks),
+and `record --idle`; the last column is perfpy's size over py-spy's, both
+with --threads. Each
 SVG and HTML page is opened in headless Chromium (tests/js/check-render.js:
 from the navigation to the first frame after the load). Both at --rate
 (default 100, py-spy's default; perfpy's own default is 399).
@@ -87,6 +89,7 @@ def spy_files(spy, py, rate, tmp, scale):
     outs = {}
     for key, extra, ext in (("svg --threads", ["--threads"], "svg"),
                             ("speedscope --threads", ["--threads", "-f", "speedscope"], "json"),
+                            ("raw --threads", ["--threads", "-f", "raw"], "txt"),
                             ("svg", [], "svg")):
         outs[key] = os.path.join(tmp, "spy-%s.%s" % (key.replace(" ", "").replace("-", ""), ext))
         subprocess.run([spy, "record", "-r", str(rate), "--idle"] + extra + ["-o", outs[key],
@@ -104,7 +107,8 @@ def table(runs, spy, rate, scale, seconds):
              "%d Hz; sizes in KB, Chromium's time to draw in ms, speedscope's to open "
              "(bench/sizes.py)." % (scale, seconds, rate), "",
              "| format | perfpy --threads | perfpy | perfpy --no-native --threads "
-             "| py-spy --threads | py-spy |", "|---|---|---|---|---|---|"]
+             "| py-spy --threads | py-spy | perfpy / py-spy, --threads |",
+             "|---|---|---|---|---|---|---|"]
     for fmt in EXT:
         cells = []
         for name in ("threads", "default", "python"):
@@ -114,8 +118,9 @@ def table(runs, spy, rate, scale, seconds):
                 ms = drawn_ms(path) if fmt in PAGES else speedscope_ms(path)
                 cell += " (%s ms)" % ("?" if ms is None else ms)
             cells.append(cell)
-        mine = {"flamegraph": ("svg --threads", "svg"), "speedscope": ("speedscope --threads",
-                                                                     None)}.get(fmt, (None, None))
+        mine = {"flamegraph": ("svg --threads", "svg"),
+                "speedscope": ("speedscope --threads", None),
+                "collapsed": ("raw --threads", None)}.get(fmt, (None, None))
         for key in mine:
             if key and spy:
                 cell = "%.0f" % kb(spy[key])
@@ -125,6 +130,8 @@ def table(runs, spy, rate, scale, seconds):
                 cells.append(cell)
             else:
                 cells.append("")
+        theirs = spy and mine[0] and spy[mine[0]]
+        cells.append("%.2fx" % (kb(runs["threads"][fmt]) / kb(theirs)) if theirs else "")
         lines.append("| %s | %s |" % (fmt, " | ".join(cells)))
     return "\n".join(lines) + "\n"
 
