@@ -40,9 +40,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -278,6 +281,32 @@ static unsigned long wall_ring(int freq, int ncpu)
     return bytes;
 }
 
+/* perfpy dump's largest allocations are libbpf's: the kernel's BTF read
+ * from sysfs (5.5 MB on 6.18), a copy of it and its index, for CO-RE and
+ * the task iterator's attach point, parsed again by every dump. Faulted in
+ * 4 KiB pages they were a tenth of its time, and as much again given back
+ * (munmap) before the process ended. So a dump's heap grows once, by
+ * HEAP_PAD, in pages of 2 MiB (transparent huge pages, where the kernel
+ * allows them on request), and nothing is given back before the exit. A
+ * process that does this once and ends; a recording never does. */
+#define HEAP_PAD (32u << 20)
+#define HUGE_PAGE (2u << 20)
+
+static void dump_heap(void)
+{
+    uintptr_t lo, hi;
+    void *grow;
+
+    if (!mallopt(M_MMAP_THRESHOLD, (int)HEAP_PAD) || !mallopt(M_TOP_PAD, (int)HEAP_PAD) ||
+        !mallopt(M_TRIM_THRESHOLD, (int)(4 * HEAP_PAD)) || !(grow = malloc(HUGE_PAGE)))
+        return;
+    lo = ((uintptr_t)grow + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+    hi = (uintptr_t)sbrk(0) & ~(uintptr_t)(HUGE_PAGE - 1);
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    free(grow);
+}
+
 /* perfpy dump (a snapshot, no wall-clock mode) answers in tens of ms, and
  * what a recording keeps costs it at load: a 4 MiB ring, not 32 (a record
  * per thread: the iterator's later passes take those that did not fit),
@@ -323,6 +352,8 @@ static int open_and_load(pp_collector *c)
      * end (or at sys_exit) left out */
     int bench_one = bench && strcmp(bench, "switch") == 0;
 
+    if (dump)
+        dump_heap();
     if (!(c->skel = k = pp_sample_bpf__open()))
         return -errno ? -errno : -EPERM;
     if (!bytes && c->wall)

@@ -313,10 +313,10 @@ static int tracks_make(const pp_profile *p, int mode, tracks *k)
     for (uint32_t i = 0, end; i < n; i = end) {
         for (end = i + 1; end < n && strcmp(key[sorted[end]], key[sorted[i]]) == 0; end++)
             ;
-        for (uint32_t at = i; at < end; at = end - i > SHARED_FROM ? end : at + 1) {
-            lead[k->n] = sorted[at];
+        for (uint32_t from = i; from < end; from = end - i > SHARED_FROM ? end : from + 1) {
+            lead[k->n] = sorted[from];
             order[k->n] = k->n;
-            start[k->n++] = at;
+            start[k->n++] = from;
         }
     }
     start[k->n] = n;

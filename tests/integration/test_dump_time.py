@@ -11,6 +11,7 @@ what each mode opens and which BPF programs and rings it makes.
 """
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -95,3 +96,26 @@ class DumpTime(TempDirTest):
             else:
                 self.assertEqual(loaded, set())
                 self.assertNotIn("BPF_PROG_LOAD", text)
+
+    def test_the_kernels_btf_is_read_into_huge_pages(self):
+        """libbpf's copies of the kernel's BTF (5.5 MB read from sysfs, a
+        copy, its index) were a dump's largest allocations, faulted in 4 KiB
+        pages: 3,700 page faults a dump, a tenth of its time. Sample mode's
+        dump grows its heap once in 2 MiB pages: under 2,000 faults (about
+        1,000 here). (The heap left as it was -> red: 3,682.) Where the
+        kernel gives no huge page on request (transparent_hugepage
+        `never`), there is nothing to count."""
+        try:
+            with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+                thp = f.read()
+        except OSError:
+            thp = "[never]"
+        if "[never]" in thp:
+            self.skipTest("transparent huge pages are off here: %s" % thp.strip())
+        faults = []
+        for _ in range(3):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
+            self.dump("sample")
+            faults.append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - before)
+        note("%s: sample mode's dump, page faults %s" % (interpreters()[-1].label, faults))
+        self.assertLess(statistics.median(faults), 2000, faults)
