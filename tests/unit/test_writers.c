@@ -1040,7 +1040,7 @@ TEST(writer_speedscope_every_frame_thread_run_and_time)
 
 /* A profile of MainThread and n workers "worker-1".."worker-n" (tids 1,
  * 2, 3, ...): MainThread [B 1 ms], worker-1 [A 1 ms], worker-2 three
- * spans of 1.4 us [A][B][A], every later worker [B 1 ms]. */
+ * spans of 1.4 us [A][B][A], every later worker [B 1.4 us]. */
 static void workers_profile(pp_profile *p, uint32_t n)
 {
     uint32_t m, w, c, st[2][3];
@@ -1066,7 +1066,7 @@ static void workers_profile(pp_profile *p, uint32_t n)
             ASSERT_EQ_INT(pp_profile_sample(p, st[1], 3, i, T0 + MS + 2800, 1400), 0);
             ASSERT_EQ_INT(pp_profile_sample(p, st[0], 2, i, T0 + MS + 4200, 1400), 1);
         } else {
-            ASSERT_EQ_INT(pp_profile_sample(p, st[1], 3, i, T0 + 2 * MS, MS), 0);
+            ASSERT_EQ_INT(pp_profile_sample(p, st[1], 3, i, T0 + 2 * MS, 1400), 0);
         }
     }
     p->time_first_ns = T0 + MS;
@@ -1113,23 +1113,23 @@ static void speedscope_tracks(const char *out, char *text, size_t cap, size_t *n
  * began), named by the pattern and how many threads; 16 keep one each,
  * named as threading named them; `--threads split` (pp_write_opts) gives
  * each its own however many. Weights are whole microseconds, each sample
- * ending at its exact end rounded: three spans of 1.4 us weigh 1, 2 and
- * 1, their sum the 4 us of 4.2, none 0. */
+ * ending at its exact end rounded: the fifteen later workers' 1.4 us
+ * spans, one after another, weigh 2, 1, 2, 1, 1, ...: their 21 us, none
+ * 0 (each rounded alone: 1 each, 15 us, and the track ends early). */
 TEST(writer_speedscope_many_threads_named_alike_share_a_profile)
 {
     static const char *const shared =
         "MainThread (tid 1): 1000 main;work;memcpy\n"
         "worker-* (17 threads): 1000 main;work 1 main;work 2 main;work;memcpy 1 main;work"
-        " 1000 main;work;memcpy 1000 main;work;memcpy 1000 main;work;memcpy"
-        " 1000 main;work;memcpy 1000 main;work;memcpy 1000 main;work;memcpy"
-        " 1000 main;work;memcpy 1000 main;work;memcpy 1000 main;work;memcpy"
-        " 1000 main;work;memcpy 1000 main;work;memcpy 1000 main;work;memcpy"
-        " 1000 main;work;memcpy 1000 main;work;memcpy 1000 main;work;memcpy\n";
+        " 2 main;work;memcpy 1 main;work;memcpy 2 main;work;memcpy 1 main;work;memcpy"
+        " 1 main;work;memcpy 2 main;work;memcpy 1 main;work;memcpy 2 main;work;memcpy"
+        " 1 main;work;memcpy 1 main;work;memcpy 2 main;work;memcpy 1 main;work;memcpy"
+        " 2 main;work;memcpy 1 main;work;memcpy 1 main;work;memcpy\n";
     static const char *const head_of_own =
         "MainThread (tid 1): 1000 main;work;memcpy\n"
         "worker-1 (tid 2): 1000 main;work\n"
         "worker-2 (tid 3): 1 main;work 2 main;work;memcpy 1 main;work\n"
-        "worker-3 (tid 4): 1000 main;work;memcpy\n";
+        "worker-3 (tid 4): 1 main;work;memcpy\n";
     pp_write_opts split = {.threads = PP_THREAD_ROOTS_SPLIT};
     pp_profile p;
     char *out, text[8192];
