@@ -9,7 +9,8 @@
  * writes it ("handle (flask/app.py:12)": paths.c), which makes a big
  * profile's file a fraction of the size and lets two checkouts compare
  * (perfpy diff reads it back). A ';' inside a name would split a frame, so
- * it is written as ':'; names hold no newline (perf's text is line-based).
+ * it is written as ':', and a control character (a newline would split the
+ * line: a name read from a process's memory may hold anything) as ' '.
  * Lines are sorted by stack, so the same profile gives the same file.
  */
 #include "output.h"
@@ -20,7 +21,7 @@
 static void put_label(FILE *out, const char *s)
 {
     for (; *s; s++)
-        fputc(*s == ';' ? ':' : *s, out);
+        fputc(*s == ';' ? ':' : (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s, out);
 }
 
 int pp_write_collapsed(const pp_profile *p, FILE *out, const pp_write_opts *o)

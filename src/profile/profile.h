@@ -357,7 +357,8 @@ void pp_thread_patterns_free(pp_thread_patterns *k);
 int64_t pp_profile_find_thread(const pp_profile *p, int32_t pid, int32_t tid);
 
 /* Names a thread as the program named it (Python's threading name, read by
- * whoever can): later comms do not rename it. 0 or -ENOMEM/-EINVAL. */
+ * whoever can): later comms do not rename it. A name with a control
+ * character is taken for a misread and left out (0). 0 or -ENOMEM/-EINVAL. */
 int pp_profile_thread_name(pp_profile *p, uint32_t thread, const char *name, size_t len);
 
 /* Logs one sample of stack on thread at time_ns (perf clock; 0 unknown)

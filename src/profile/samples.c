@@ -138,10 +138,23 @@ int pp_thread_label(const pp_thread *t, char *buf, size_t cap)
     return snprintf(buf, cap, "%s (tid %d)", name, t->tid);
 }
 
+/* A name with a control character in it: no program's name for a thread,
+ * but a read of memory the program had freed and used again (3.15's server
+ * threads once read as "Accept-Encoding: identity\r\n"). */
+static int garbled(const char *name, size_t len)
+{
+    for (size_t i = 0; i < len && name[i]; i++)
+        if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+            return 1;
+    return 0;
+}
+
 int pp_profile_thread_name(pp_profile *p, uint32_t thread, const char *name, size_t len)
 {
     if (thread >= p->nthreads || !name)
         return -EINVAL;
+    if (garbled(name, len))
+        return 0;                  /* the thread keeps the name it had */
     if (set_name(p, &p->threads[thread], name, len) < 0)
         return -ENOMEM;
     p->threads[thread].name_set = 1;

@@ -246,6 +246,9 @@ TEST(fold_thread_names_set_by_a_reader_stay)
     ASSERT_OK(pp_fold_open(&f, &p, &o));
     ASSERT_EQ_INT(pp_profile_thread(&p, 100, 101, "x", 1), 0);
     ASSERT_OK(pp_profile_thread_name(&p, 0, "pool-worker-7", 13));
+    /* a name with a control character is a misread of freed memory (a
+     * server thread once read as an HTTP header): the thread keeps its own */
+    ASSERT_OK(pp_profile_thread_name(&p, 0, "Accept-Encoding: identity\r\n", 27));
     ASSERT_EQ_INT(pp_profile_thread(&p, 100, 100, "y", 1), 1);
     ASSERT_OK(pp_profile_thread_name(&p, 1, "Main", 4));
     ASSERT_EQ_INT(pp_profile_thread_name(&p, 7, "z", 1), -EINVAL);

@@ -133,6 +133,24 @@ TEST(writer_collapsed_exact)
     pp_profile_free(&p);
 }
 
+/* A name with a newline (read from a process's memory, it may hold
+ * anything) stays on its line: control characters are written as ' '. */
+TEST(writer_collapsed_a_newline_in_a_name_keeps_its_line)
+{
+    pp_profile p;
+    uint32_t s[2];
+    char *out;
+
+    ASSERT_OK(pp_profile_init(&p));
+    s[0] = (uint32_t)F(&p, PP_FRAME_MARKER, "Accept-Encoding: identity\r\n", NULL, 0);
+    s[1] = (uint32_t)F(&p, PP_FRAME_NATIVE, "a\tb;c", "", 0);
+    ASSERT_EQ_INT(pp_profile_add(&p, s, 2, 4, 4000), 0);
+    out = render(&p, pp_write_collapsed, NULL);
+    ASSERT_EQ_STR(out, "Accept-Encoding: identity  ;a b:c 4\n");
+    free(out);
+    pp_profile_free(&p);
+}
+
 TEST(writer_speedscope_escapes_and_shapes)
 {
     pp_profile p;
