@@ -135,7 +135,7 @@ UNWIND_LDLIBS := $(if $(PP_UNWIND),-ldw -lelf)
 BPF_LIB := $(if $(PP_UNWIND),$(BUILD)/libperfpy_bpf.a)
 BPF_LDLIBS := $(if $(PP_BPF),-lbpf)
 # without libbpf (PERFPY_NO_SAMPLE=1): a collector that says why it cannot
-COLLECT_SRC := $(addprefix src/collect/,$(if $(PP_BPF),collect.c offers.c,collect_none.c))
+COLLECT_SRC := $(addprefix src/collect/,$(if $(PP_BPF),collect.c offers.c sizes.c,collect_none.c))
 BPF_SKEL := src/collect/sample.skel.h
 BPF_SRCS := $(shell scripts/gen-bpf --inputs)
 
@@ -193,7 +193,8 @@ $(BUILD)/bpf-fresh: $(BPF_SRCS) $(BPF_SKEL) scripts/gen-bpf
 	@scripts/gen-bpf --build
 	@mkdir -p $(dir $@) && touch $@
 
-$(BUILD)/obj/collect/collect.c.o: src/collect/collect.c $(HDRS) $(BUILD)/bpf-fresh
+$(BUILD)/obj/collect/collect.c.o $(BUILD)/obj/collect/sizes.c.o: \
+$(BUILD)/obj/collect/%.c.o: src/collect/%.c $(HDRS) $(BUILD)/bpf-fresh
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc -c $< -o $@
 

@@ -32,6 +32,7 @@
 #include "codename.h"
 #include "offers.h"
 #include "sample.skel.h"
+#include "sizes.h"
 #include "profile/htab.h"
 
 #include <bpf/bpf.h>
@@ -40,12 +41,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
-#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -254,75 +253,6 @@ static int check_events(pp_collector *c, char *why, size_t len)
     return 0;
 }
 
-/* A ring's size from the environment (a power of two of at least a page,
- * at most max), else 0: the tests that make a ring overflow, so that what
- * is said of its losses is checked against real losses. */
-static unsigned long ring_bytes(const char *name, unsigned long max)
-{
-    const char *env = getenv(name);
-    unsigned long bytes = env ? strtoul(env, NULL, 10) : 0;
-
-    return bytes >= 4096 && !(bytes & (bytes - 1)) && bytes <= max ? bytes : 0;
-}
-
-/* Wall-clock mode's ring, sized to the rate: a quarter of a second of
- * every CPU's samples and as many stacks off the CPU, at a record's usual
- * length (32 KiB: its header and a thread's stack, sample.bpf.c's slots);
- * a power of two from PP_BPF_WALL_RING_BYTES (the default rate on a few
- * CPUs) to PP_BPF_WALL_RING_MAX. */
-static unsigned long wall_ring(int freq, int ncpu)
-{
-    uint64_t want = (uint64_t)(freq > 0 ? freq : 1) * (uint64_t)(ncpu > 0 ? ncpu : 1) * 2 *
-                    (32u << 10) / 4;
-    unsigned long bytes = PP_BPF_WALL_RING_BYTES;
-
-    while (bytes < want && bytes < PP_BPF_WALL_RING_MAX)
-        bytes <<= 1;
-    return bytes;
-}
-
-/* perfpy dump's largest allocations are libbpf's: the kernel's BTF read
- * from sysfs (5.5 MB on 6.18), a copy of it and its index, for CO-RE and
- * the task iterator's attach point, parsed again by every dump. Faulted in
- * 4 KiB pages they were a tenth of its time, and as much again given back
- * (munmap) before the process ended. So a dump's heap grows once, by
- * HEAP_PAD, in pages of 2 MiB (transparent huge pages, where the kernel
- * allows them on request), and nothing is given back before the exit. A
- * process that does this once and ends; a recording never does. */
-#define HEAP_PAD (32u << 20)
-#define HUGE_PAGE (2u << 20)
-
-static void dump_heap(void)
-{
-    uintptr_t lo, hi;
-    void *grow;
-
-    if (!mallopt(M_MMAP_THRESHOLD, (int)HEAP_PAD) || !mallopt(M_TOP_PAD, (int)HEAP_PAD) ||
-        !mallopt(M_TRIM_THRESHOLD, (int)(4 * HEAP_PAD)) || !(grow = malloc(HUGE_PAGE)))
-        return;
-    lo = ((uintptr_t)grow + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-    hi = (uintptr_t)sbrk(0) & ~(uintptr_t)(HUGE_PAGE - 1);
-    if (hi > lo)
-        madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    free(grow);
-}
-
-/* perfpy dump (a snapshot, no wall-clock mode) answers in tens of ms, and
- * what a recording keeps costs it at load: a 4 MiB ring, not 32 (a record
- * per thread: the iterator's later passes take those that did not fit),
- * the ring of code objects' names (read by no dump: it names them from the
- * process) at 64 KiB and their LRU at 64 entries, wall-clock mode's map of
- * task works at one. The rings' sizes asked of the environment win. */
-static int dump_small(struct pp_sample_bpf *k, unsigned long *bytes, unsigned long *code)
-{
-    if (!*bytes)
-        *bytes = PP_BPF_DUMP_RING_BYTES;
-    if (!*code)
-        *code = 64u << 10;
-    return bpf_map__set_max_entries(k->maps.known, 64) != 0 ||
-           bpf_map__set_max_entries(k->maps.works, 1) != 0 ? -EINVAL : 0;
-}
-
 /* The skeleton opened, set for the mode, loaded: wall-clock mode's
  * programs are loaded only in that mode (the scheduler's tracepoints cost
  * every thread of the machine a little). The ring buffer's size:
@@ -334,8 +264,8 @@ static int dump_small(struct pp_sample_bpf *k, unsigned long *bytes, unsigned lo
  * PERFPY_SAMPLE_CODE_RING_BYTES. 0 or -errno. */
 static int open_and_load(pp_collector *c)
 {
-    unsigned long bytes = ring_bytes("PERFPY_SAMPLE_RING_BYTES", PP_BPF_RING_BYTES);
-    unsigned long code = ring_bytes("PERFPY_SAMPLE_CODE_RING_BYTES", PP_BPF_CODE_RING_BYTES);
+    unsigned long bytes = pp__ring_bytes("PERFPY_SAMPLE_RING_BYTES", PP_BPF_RING_BYTES);
+    unsigned long code = pp__ring_bytes("PERFPY_SAMPLE_CODE_RING_BYTES", PP_BPF_CODE_RING_BYTES);
     struct pp_sample_bpf *k;
     /* perfpy dump: one look at a process, made cheap to load (dump_small);
      * it asks none of wall-clock mode's questions of the kernel's BTF
@@ -353,12 +283,12 @@ static int open_and_load(pp_collector *c)
     int bench_one = bench && strcmp(bench, "switch") == 0;
 
     if (dump)
-        dump_heap();
+        pp__dump_heap();
     if (!(c->skel = k = pp_sample_bpf__open()))
         return -errno ? -errno : -EPERM;
     if (!bytes && c->wall)
-        bytes = wall_ring(c->freq, c->ncpu);
-    if (dump && dump_small(k, &bytes, &code) != 0)
+        bytes = pp__wall_ring(c->freq, c->ncpu);
+    if (dump && pp__dump_small(k, &bytes, &code) != 0)
         return -EINVAL;
     if ((bytes && bpf_map__set_max_entries(k->maps.events, (__u32)bytes) != 0) ||
         (code && bpf_map__set_max_entries(k->maps.names, (__u32)code) != 0) ||
