@@ -15,11 +15,14 @@ from support import LIBDIR, PERFPY, interpreters, needs_perf, note, run
 from test_record import SAMPLER, RecordTest
 from test_report import collapsed_counts
 
+# idle sleeps in one call: a wake-up every 0.2 s cost CPU enough for a
+# sample of cpu-clock now and then on a loaded machine (2 in a CI run)
 BUSY = ("import os, sys, time\nprint('pid', os.getpid(), flush=True)\n"
         "def spinning():\n    return sum(i * i for i in range(2000))\n"
         "end = time.time() + 60\n"
-        "while time.time() < end:\n"
-        "    spinning() if sys.argv[1] == 'busy' else time.sleep(0.2)\n")
+        "while sys.argv[1] == 'busy' and time.time() < end:\n"
+        "    spinning()\n"
+        "time.sleep(60)\n")
 # split is hot at two lines: sample mode labels frames with the executing line
 TWO_LINES = """import os
 print('pid', os.getpid(), flush=True)
