@@ -21,9 +21,9 @@
  * more than SHARED_FROM threads are named alike (roots.c's patterns): those
  * share one, as they share a root, a server's thread per request
  * ("Thread-* (handler) (412 threads)"), their timelines one after another
- * in the order the threads began. A server's 2,700 request threads made
- * 2,700 profiles, and speedscope spent more time opening those than all
- * the samples of the busy ones. `--threads split` keeps a track per thread
+ * in the order the threads began. A server's request threads made
+ * thousands of profiles, and speedscope spent more time opening those than
+ * all the samples of the busy ones (docs/PERFORMANCE.md, sizes). `--threads split` keeps a track per thread
  * however many, as py-spy writes them.
  *
  * Weights are whole microseconds, the sample log's unit: each sample ends
@@ -239,6 +239,8 @@ typedef struct tracks {
     uint32_t *thread;              /* the threads, track by track */
     uint32_t *first;               /* per track: its first entry in thread[]; [n]: the end */
     uint32_t n;
+    char **key;                    /* per thread: "pid root-name" (NULL: no samples) */
+    uint32_t nkeys;
 } tracks;
 
 static int by_key(const void *a, const void *b, void *ctx)
@@ -260,6 +262,9 @@ static int by_value(const void *a, const void *b, void *ctx)
 
 static void tracks_free(tracks *k)
 {
+    for (uint32_t t = 0; k->key && t < k->nkeys; t++)
+        free(k->key[t]);
+    free(k->key);
     free(k->thread);
     free(k->first);
 }
@@ -294,13 +299,15 @@ static int track_keys(const pp_profile *p, int mode, char **key)
 static int tracks_make(const pp_profile *p, int mode, tracks *k)
 {
     size_t cap = (size_t)p->nthreads + 1;
-    char **key = calloc(cap, sizeof(*key));
+    char **key;
     uint32_t *sorted = malloc(cap * sizeof(*sorted)), *start = malloc(cap * sizeof(*start));
     uint32_t *lead = malloc(cap * sizeof(*lead)), *order = malloc(cap * sizeof(*order));
     uint32_t n = 0, at = 0;
     int rc = -ENOMEM;
 
     memset(k, 0, sizeof(*k));
+    k->key = key = calloc(cap, sizeof(*key));
+    k->nkeys = p->nthreads;
     k->thread = malloc(cap * sizeof(*k->thread));
     k->first = malloc((cap + 1) * sizeof(*k->first));
     if (!key || !sorted || !start || !lead || !order || !k->thread || !k->first ||
@@ -329,9 +336,6 @@ static int tracks_make(const pp_profile *p, int mode, tracks *k)
     k->first[k->n] = at;
     rc = 0;
 out:
-    for (uint32_t t = 0; key && t < p->nthreads; t++)
-        free(key[t]);
-    free(key);
     free(sorted);
     free(start);
     free(lead);
@@ -341,24 +345,20 @@ out:
     return rc;
 }
 
-/* A track's name: its thread's label, or its root's with how many threads. */
+/* A track's name: its thread's label, or the root its threads share (as
+ * their key has it: a name the kernel cut joins its whole one) and how
+ * many they are. */
 static void track_label(const pp_profile *p, const tracks *k, uint32_t j, char *buf, size_t cap)
 {
-    const pp_thread *t = &p->threads[k->thread[k->first[j]]];
-    const pp_process *proc = p->nprocs > 1 ? pp_profile_process(p, t->pid) : NULL;
-    uint32_t many = k->first[j + 1] - k->first[j];
-    char root[320];
-    int n;
+    uint32_t t = k->thread[k->first[j]], many = k->first[j + 1] - k->first[j];
 
     if (many == 1) {
-        pp__thread_label(p, t, buf, cap);
+        pp__thread_label(p, &p->threads[t], buf, cap);
         return;
     }
-    pp_thread_root_name(t, PP_THREAD_ROOTS_PATTERN, NULL, root, sizeof(root));
-    n = snprintf(buf, cap, "%s (%u threads)", root, many);
-    if (proc && n >= 0 && (size_t)n < cap)
-        snprintf(buf + n, cap - (size_t)n, ", %s (pid %d)", proc->comm[0] ? proc->comm : "[unknown]",
-                 proc->pid);
+    pp__process_suffix(p, p->threads[t].pid, buf,
+                       snprintf(buf, cap, "%s (%u threads)", strchr(k->key[t], ' ') + 1, many),
+                       cap);
 }
 
 /* ns in whole microseconds, rounded. */

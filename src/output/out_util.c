@@ -186,14 +186,18 @@ int pp__tree_json(const pp_profile *p, const pp_tree *t, FILE *out)
     return pp__stream_status(out);
 }
 
-void pp__thread_label(const pp_profile *p, const pp_thread *t, char *buf, size_t cap)
+void pp__process_suffix(const pp_profile *p, int32_t pid, char *buf, int n, size_t cap)
 {
-    const pp_process *proc = p->nprocs > 1 ? pp_profile_process(p, t->pid) : NULL;
-    int n = pp_thread_label(t, buf, cap);
+    const pp_process *proc = p->nprocs > 1 ? pp_profile_process(p, pid) : NULL;
 
     if (proc && n >= 0 && (size_t)n < cap)
         snprintf(buf + n, cap - (size_t)n, ", %s (pid %d)", proc->comm[0] ? proc->comm : "[unknown]",
                  proc->pid);
+}
+
+void pp__thread_label(const pp_profile *p, const pp_thread *t, char *buf, size_t cap)
+{
+    pp__process_suffix(p, t->pid, buf, pp_thread_label(t, buf, cap), cap);
 }
 
 int pp__stream_status(FILE *out)

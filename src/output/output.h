@@ -150,6 +150,9 @@ void pp__strtab_free(pp__strtab *t);
 /* A thread's track name: "worker-1 (tid 4612)", and its process's,
  * "worker-1 (tid 4612), python3 (pid 4609)", when there are several. */
 void pp__thread_label(const pp_profile *p, const pp_thread *t, char *buf, size_t cap);
+/* ", python3 (pid 4612)" after buf's first n bytes when p has several
+ * processes (pp__thread_label's suffix). */
+void pp__process_suffix(const pp_profile *p, int32_t pid, char *buf, int n, size_t cap);
 /* 0, or -EIO (errno's value when set) if the stream has an error. */
 int pp__stream_status(FILE *out);
 
