@@ -249,8 +249,9 @@ class ReadWall(TempDirTest):
         # keeps at most two periods of what it ran for the next: 76-95%)
         self.assertGreater(counts[False][0], 0.5 * ran[False][0], (counts, ran))
         self.assertGreater(counts[False][1], 0.6 * ran[False][1], (counts, ran))
-        # with it the spinner still is, the hasher hardly at all
-        self.assertGreater(counts[True][1], 0.6 * ran[True][1], (counts, ran))
+        # with it the spinner still is (less a read or two that finds it
+        # handing the GIL over: 76-99%), the hasher hardly at all
+        self.assertGreater(counts[True][1], 0.5 * ran[True][1], (counts, ran))
         self.assertLess(counts[True][0], 0.1 * ran[True][0], (counts, ran))
 
     def test_another_users_process_is_one_line_and_its_twin_is_read(self):
