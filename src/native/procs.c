@@ -14,15 +14,16 @@
 
 long pp_procs_small_file(const char *path, char *buf, size_t len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC), err;
     ssize_t n;
 
     if (fd < 0)
         return -errno;
     n = read(fd, buf, len - 1);
+    err = errno;
     close(fd);
-    if (n < 0)
-        return -errno;
+    if (n < 0)      /* ESRCH: the task ended after its file was opened */
+        return err == ESRCH ? -ENOENT : -err;
     buf[n] = '\0';
     if (n && buf[n - 1] == '\n')
         buf[--n] = '\0';

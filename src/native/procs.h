@@ -23,7 +23,8 @@ typedef struct pp_proc_info {
 long pp_procs_tree(pid_t root, pp_proc_info *out, size_t cap);
 
 /* A small file of /proc (stat, comm, wchan, ...) into buf (len bytes),
- * NUL-terminated, its last newline cut. Its length, or -errno. */
+ * NUL-terminated, its last newline cut. Its length, or -errno (-ENOENT
+ * too for a task that ended between the file's open and its read). */
 long pp_procs_small_file(const char *path, char *buf, size_t len);
 
 /* One process's state letter (R, S, D, Z...), parent and start time, from

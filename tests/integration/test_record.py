@@ -44,11 +44,13 @@ def whole_chain(stack, chain=CHAIN):
 
 
 def template_body_lines():
-    """The lines of code_churn.py's template() after its def line."""
+    """The lines of code_churn.py's template(), its def line too: a sample
+    that finds a copy at its first instruction (3.11+'s RESUME) reads the
+    def line (seen once in CI, 3.13)."""
     with open(os.path.join(PROGRAMS, "code_churn.py")) as f:
         lines = f.read().splitlines()
     first = lines.index("def template():") + 1
-    return {first + 1, first + 2, first + 3}
+    return {first, first + 1, first + 2, first + 3}
 
 
 class RecordTest(TempDirTest):
