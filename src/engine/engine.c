@@ -163,7 +163,10 @@ static int fork_child_locked(pp_engine *e)
         return 0;
     e->pid = now;
     pp_arena_fork_child(&e->arena);
-    for (int i = 0; i < e->nbackends; i++) {
+    /* the last backend first: the lines sidecar, by which perfpy record
+     * finds a process's files in /tmp to remove them; a child killed as
+     * it forks (a pool ending) then leaves no map it cannot find */
+    for (int i = e->nbackends - 1; i >= 0; i--) {
         int rc = e->backends[i]->ops->fork_child(e->backends[i], e->inherit_map);
         if (rc < 0) {
             e->failed = i;
