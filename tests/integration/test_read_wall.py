@@ -246,7 +246,7 @@ class ReadWall(TempDirTest):
                 counts[True], [round(n) for n in ran[True]]))
         # without --gil both are read for the CPU time they ran (the
         # hasher's a little short: a read that finds it waiting for the GIL
-        # keeps at most two periods of what it ran for the next: 76-95%)
+        # keeps at most two periods of what it ran for the next: 76-100%)
         self.assertGreater(counts[False][0], 0.5 * ran[False][0], (counts, ran))
         self.assertGreater(counts[False][1], 0.6 * ran[False][1], (counts, ran))
         # with it the spinner still is (less a read or two that finds it
